@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Set up everything botpsy-web needs on a fresh Debian/Ubuntu machine, then run it.
+#   ./run.sh demo [args]   export a model if none is there, serve the page, print the URL
+#   ./run.sh test [args]   run the whole test suite (pytest + headless Chromium)
+set -euo pipefail
+cd "$(dirname "$0")"
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+apt_install() {
+  local missing=()
+  for pkg in "$@"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "==> apt: installing ${missing[*]}"
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+setup_python() {
+  if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then apt_install python3-venv; fi
+  [ -x .venv/bin/python ] || python3 -m venv .venv
+  echo "==> pip: installing botpsy-web with the export and test extras (torch pinned, CPU)"
+  .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip 2>/dev/null || true
+  .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[export,test]' 2>&1 \
+    | grep -vE "^WARNING: Location|^\s*$" || true
+  .venv/bin/python -c 'import botpsy_web, botpsy_export, botpsy_agent, torch' \
+    || { echo "error: the Python environment did not install; see the pip output above"; exit 1; }
+}
+
+setup_node() {
+  command -v npm >/dev/null || apt_install nodejs npm
+  echo "==> npm: installing the browser runtimes (served locally, no CDN)"
+  # --ignore-scripts: transformers.js pulls onnxruntime-node, whose install script downloads binaries.
+  npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+}
+
+setup_chromium() {
+  [ -x /usr/lib/chromium/chromium ] || apt_install chromium
+}
+
+command="${1:-}"
+shift || true
+case "$command" in
+  demo)
+    setup_python
+    setup_node
+    exec .venv/bin/botpsy-web demo "$@"
+    ;;
+  test)
+    setup_python
+    setup_node
+    setup_chromium
+    exec .venv/bin/python -m pytest "$@"
+    ;;
+  *)
+    echo "usage: ./run.sh demo [--port N]   |   ./run.sh test [pytest args]" >&2
+    exit 2
+    ;;
+esac

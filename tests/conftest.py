@@ -1,0 +1,177 @@
+"""Shared fixtures: the local server, Debian's Chromium, a guard against foreign requests,
+and exported model folders (exported once per test session)."""
+
+import os
+import shutil
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from botpsy_web import REPO_ROOT
+from botpsy_web.serve import serve_in_background
+
+CHROMIUM_PATH = os.environ.get("BOTPSY_CHROMIUM", "/usr/lib/chromium/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-default-apps",
+    "--enable-unsafe-webgpu",
+]
+TEST_DTYPES = ("fp32", "q8", "q4")
+ARTIFACTS_DIR = REPO_ROOT / "tests" / ".artifacts"
+
+
+# --- browser -----------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    return {**browser_type_launch_args, "executable_path": CHROMIUM_PATH, "args": CHROMIUM_ARGS}
+
+
+@pytest.fixture(scope="session")
+def artifacts_dir() -> Path:
+    """Screenshots and other outputs worth looking at after a run (git-ignored)."""
+    ARTIFACTS_DIR.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS_DIR
+
+
+class NetworkGuard:
+    """Records every request a browser context makes to an origin outside `allowed_origins`."""
+
+    def __init__(self, allowed_origins):
+        self.allowed_origins = set(allowed_origins)
+        self.foreign_requests: list[str] = []
+
+    def allow(self, base_url: str):
+        self.allowed_origins.add(_origin(base_url))
+
+    def attach(self, context):
+        context.on("request", self._on_request)
+        return self
+
+    def _on_request(self, request):
+        url = request.url
+        if url.startswith(("data:", "blob:", "about:")):
+            return
+        if _origin(url) not in self.allowed_origins:
+            self.foreign_requests.append(url)
+
+    def assert_clean(self):
+        assert not self.foreign_requests, f"requests left the test servers: {self.foreign_requests[:10]}"
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+@pytest.fixture(scope="session")
+def open_guarded_page(server, console_log_sink):
+    """open_guarded_page(browser, base_url=server, **context_args) -> (context, page, guard).
+
+    For module-scoped pages where startup is slow; the caller closes the context and
+    calls guard.assert_clean()."""
+
+    def open_page(browser, base_url=None, **context_args):
+        base_url = base_url or server
+        guard = NetworkGuard({_origin(server), _origin(base_url)})
+        context = browser.new_context(**context_args)
+        guard.attach(context)
+        page = context.new_page()
+        page.on("console", lambda message: console_log_sink.append(f"[{message.type}] {message.text}"))
+        page.on("pageerror", lambda error: console_log_sink.append(f"[pageerror] {error}"))
+        return context, page, guard
+
+    return open_page
+
+
+@pytest.fixture(scope="session")
+def console_log_sink():
+    """Browser console lines of the whole session; printed on failure by tests that want them."""
+    return []
+
+
+@pytest.fixture
+def guarded_page(browser, open_guarded_page, foreign_server_url_if_started):
+    context, page, guard = open_guarded_page(browser)
+    for url in foreign_server_url_if_started:
+        guard.allow(url)
+    yield page
+    context.close()
+    guard.assert_clean()
+
+
+# --- servers -------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def models_dir(tmp_path_factory) -> Path:
+    """Where exported test models live. BOTPSY_TEST_MODELS reuses a folder between runs."""
+    configured = os.environ.get("BOTPSY_TEST_MODELS")
+    if configured:
+        path = Path(configured)
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+    return tmp_path_factory.mktemp("models")
+
+
+@pytest.fixture(scope="session")
+def agent_bundle():
+    """The agent's Python bundle the page loads into Pyodide (built once per session)."""
+    from botpsy_web.build_py import build_agent_bundle
+
+    return build_agent_bundle()
+
+
+@pytest.fixture(scope="session")
+def server(models_dir):
+    httpd, base_url = serve_in_background(models_dir=models_dir)
+    yield base_url
+    httpd.shutdown()
+    httpd.server_close()
+
+
+_started_foreign_servers: list[str] = []
+
+
+@pytest.fixture(scope="session")
+def foreign_server(models_dir):
+    """A second origin (another port) serving the same repository: for the widget on a host page."""
+    httpd, base_url = serve_in_background(models_dir=models_dir)
+    _started_foreign_servers.append(base_url)
+    yield base_url
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture
+def foreign_server_url_if_started():
+    return list(_started_foreign_servers)
+
+
+# --- exported models -----------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def exported_model(models_dir):
+    """exported_model(name) -> folder exported with dtypes fp32, q8, q4 (once per session)."""
+    done: dict[str, Path] = {}
+
+    def get(name: str) -> Path:
+        if name in done:
+            return done[name]
+        out_dir = models_dir / name
+        manifest = out_dir / "manifest.json"
+        if not manifest.is_file():
+            from botpsy_export.api import export_model
+
+            if out_dir.exists():
+                shutil.rmtree(out_dir)
+            export_model(name, out_dir, dtypes=TEST_DTYPES, verify=True, progress=False)
+        done[name] = out_dir
+        return out_dir
+
+    return get
