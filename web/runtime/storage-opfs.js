@@ -1,0 +1,85 @@
+// Model-file store in the origin private file system (OPFS), for when the Cache API is
+// missing: botpsy-models/<encoded folder URL>/<encoded path inside the folder>.
+
+const ROOT_DIRECTORY = "botpsy-models";
+
+/** Opens the store, or throws when OPFS is unavailable (opaque origin, private mode, old browser). */
+export async function openOpfsStore() {
+  const getDirectory = globalThis.navigator?.storage?.getDirectory;
+  if (typeof getDirectory !== "function") {
+    throw new Error("the origin private file system is not available in this context");
+  }
+  const origin = await globalThis.navigator.storage.getDirectory();
+  const root = await origin.getDirectoryHandle(ROOT_DIRECTORY, {create: true});
+  return new OpfsStore(root);
+}
+
+class OpfsStore {
+  constructor(root) {
+    this.name = "opfs";
+    this.root = root;
+  }
+
+  async read(folderUrl, path) {
+    try {
+      const folder = await this.root.getDirectoryHandle(encodeName(folderUrl));
+      const handle = await folder.getFileHandle(encodeName(path));
+      const file = await handle.getFile();
+      return new Uint8Array(await file.arrayBuffer());
+    } catch (error) {
+      if (error.name === "NotFoundError") return null;
+      throw error;
+    }
+  }
+
+  async write(folderUrl, path, bytes) {
+    const folder = await this.root.getDirectoryHandle(encodeName(folderUrl), {create: true});
+    const handle = await folder.getFileHandle(encodeName(path), {create: true});
+    const writable = await handle.createWritable();
+    try {
+      await writable.write(bytes);
+      await writable.close();
+    } catch (error) {
+      await writable.abort().catch(() => {});
+      throw error;
+    }
+  }
+
+  async remove(folderUrl, path) {
+    try {
+      const folder = await this.root.getDirectoryHandle(encodeName(folderUrl));
+      await folder.removeEntry(encodeName(path));
+    } catch (error) {
+      if (error.name !== "NotFoundError") throw error;
+    }
+  }
+
+  /** Map folderUrl -> bytes stored. */
+  async modelSizes() {
+    const sizes = new Map();
+    for await (const [name, folder] of this.root.entries()) {
+      if (folder.kind !== "directory") continue;
+      let bytes = 0;
+      for await (const [, entry] of folder.entries()) {
+        if (entry.kind === "file") bytes += (await entry.getFile()).size;
+      }
+      sizes.set(decodeURIComponent(name), bytes);
+    }
+    return sizes;
+  }
+
+  async deleteModel(folderUrl) {
+    try {
+      await this.root.removeEntry(encodeName(folderUrl), {recursive: true});
+      return 1;
+    } catch (error) {
+      if (error.name === "NotFoundError") return 0;
+      throw error;
+    }
+  }
+}
+
+// OPFS names cannot hold "/"; encoding keeps them unique and reversible.
+function encodeName(text) {
+  return encodeURIComponent(text);
+}
