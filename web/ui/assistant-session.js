@@ -1,0 +1,247 @@
+// Connects the model runtime and the agent to a ChatView: loads a model, runs turns,
+// turns agent events into text, thinking and tool cards, asks before side effects.
+// Used by the demo page and by the <botpsy-chat> widget; it knows nothing of their layout.
+
+const RUNTIME_URL = new URL("../runtime/model-client.js", import.meta.url).href;
+const AGENT_URL = new URL("../agent/agent-host.js", import.meta.url).href;
+
+export class AssistantSession extends EventTarget {
+  /**
+   * view: a ChatView. confirmDialog: a ConfirmDialog.
+   * Emits "status" ({detail: {busy}}), "stats" ({detail: {tokensPerSecond, live}}),
+   * "message" ({detail: transcript record}) and "toolcall" ({detail: tool record}).
+   */
+  constructor({ view, confirmDialog }) {
+    super();
+    this.view = view;
+    this.confirmDialog = confirmDialog;
+    this.model = null;
+    this.agent = null;
+    this.info = null;
+    this.busy = false;
+    this.pendingTools = [];
+    this.settings = {};
+    this.turn = null;
+  }
+
+  /** Loads (or switches to) a model folder; onProgress gets the runtime's progress events. */
+  async loadModel(folderUrl, { backend = "auto", dtype, onProgress } = {}) {
+    const [{ ModelClient }, { AgentHost }] = await Promise.all([
+      importPart(RUNTIME_URL, "the model runtime"),
+      importPart(AGENT_URL, "the agent"),
+    ]);
+    if (this.model) await this.unload();
+    this.model = new ModelClient();
+    this.info = await this.model.load(folderUrl, { backend, dtype, onProgress });
+    onProgress?.({ stage: "agent", percent: null });
+    this.agent = await AgentHost.create({
+      model: this.model,
+      onEvent: (event) => this.#onAgentEvent(event),
+      confirm: (request) => this.#confirm(request),
+    });
+    for (const tool of this.pendingTools) this.agent.registerTool(tool);
+    this.agent.setSettings(this.settings);
+    this.folderUrl = folderUrl;
+    return this.info;
+  }
+
+  async unload() {
+    const model = this.model;
+    this.model = null;
+    this.agent = null;
+    this.info = null;
+    if (model) await model.unload().catch(() => {});
+  }
+
+  get ready() {
+    return Boolean(this.agent);
+  }
+
+  registerTool(tool) {
+    this.pendingTools.push(tool);
+    this.agent?.registerTool(tool);
+  }
+
+  setSettings(settings) {
+    this.settings = { ...this.settings, ...settings };
+    this.agent?.setSettings(this.settings);
+  }
+
+  addUserFiles(files) {
+    if (!this.agent) throw new Error("Load a model first, then add files.");
+    return this.agent.addUserFiles(files);
+  }
+
+  /** Runs one user turn to the end (or until stopped). */
+  async ask(text, { files = [] } = {}) {
+    if (!this.agent) throw new Error("No model is loaded yet. Pick a model and press Load.");
+    if (this.busy) throw new Error("The assistant is still answering. Wait, or press Stop.");
+    this.view.addUserMessage(text, { files });
+    this.#emit("message", this.view.transcript.at(-1));
+    const turn = this.view.startAssistantTurn();
+    this.turn = turn;
+    this.stopped = false;
+    this.#setBusy(true);
+    this.rate = { started: performance.now(), pieces: 0, finalStats: null };
+    try {
+      await this.agent.runTurn(text);
+    } catch (error) {
+      if (!this.stopped) turn.showError(describeError(error), "Try again, or start a new chat.");
+    } finally {
+      const elapsedMs = performance.now() - this.rate.started;
+      turn.finish({ stats: { ...(this.rate.finalStats || {}), elapsedMs }, stopped: this.stopped });
+      this.turn = null;
+      this.#setBusy(false);
+      this.#emit("message", turn.record);
+    }
+  }
+
+  stop() {
+    if (!this.busy) return;
+    this.stopped = true;
+    this.model?.cancel();
+    this.agent?.cancel?.();
+  }
+
+  newChat() {
+    this.stop();
+    this.agent?.newChat();
+    this.view.clear();
+  }
+
+  exportConversation() {
+    try {
+      return this.agent?.exportConversation() ?? null;
+    } catch {
+      return null;
+    }
+  }
+
+  async storageUsage() {
+    if (this.model) return this.model.storageUsage();
+    const { ModelClient } = await importPart(RUNTIME_URL, "the model runtime");
+    const client = new ModelClient();
+    try {
+      return await client.storageUsage();
+    } finally {
+      client.unload().catch(() => {});
+    }
+  }
+
+  async deleteModel(folderUrl) {
+    if (this.folderUrl === folderUrl) {
+      await this.unload();
+      this.folderUrl = null;
+    }
+    const { ModelClient } = await importPart(RUNTIME_URL, "the model runtime");
+    const client = new ModelClient();
+    try {
+      return await client.deleteModel(folderUrl);
+    } finally {
+      client.unload().catch(() => {});
+    }
+  }
+
+  // --- agent events ---------------------------------------------------------
+  #onAgentEvent(event) {
+    const turn = this.turn;
+    if (!turn) return;
+    switch (event.type) {
+      case "text":
+        this.#countPiece();
+        turn.appendText(event.text ?? event.delta ?? "");
+        break;
+      case "thinking":
+        this.#countPiece();
+        turn.appendThinking(event.text ?? event.delta ?? "");
+        break;
+      case "tool_call_delta":
+        this.#countPiece();
+        break;
+      case "tool_call": {
+        const call = event.call || event;
+        const card = turn.addToolCall({ id: call.id, name: call.name, arguments: call.arguments });
+        this.#emit("toolcall", card.record);
+        break;
+      }
+      case "confirmation":
+        turn.findCard(event.id ?? event.call?.id, event.name ?? event.call?.name)?.setStatus("awaiting");
+        break;
+      case "tool_result": {
+        const card = turn.findCard(event.id ?? event.call?.id, event.name ?? event.call?.name);
+        if (card) {
+          card.setResult({ result: event.result, error: event.error, durationMs: event.durationMs ?? event.duration_ms });
+          this.#emit("toolcall", card.record);
+        }
+        break;
+      }
+      case "stats":
+        this.#takeStats(event.stats || event);
+        break;
+      case "final":
+        if (event.stats) this.#takeStats(event.stats);
+        break;
+      case "error":
+        turn.showError(event.message || "The assistant hit an error.", event.hint || "Try again, or start a new chat.");
+        break;
+      default:
+        break;
+    }
+  }
+
+  async #confirm(request) {
+    const card = this.turn?.findCard(request.id, request.name);
+    card?.setStatus("awaiting");
+    const answer = await this.confirmDialog.ask(request);
+    if (card) {
+      card.setStatus(answer.approved ? "approved" : "denied");
+      if (answer.approved) card.setArguments(answer.arguments);
+    }
+    return answer;
+  }
+
+  #countPiece() {
+    this.rate.pieces += 1;
+    if (this.rate.finalStats) return;
+    const seconds = (performance.now() - this.rate.started) / 1000;
+    if (seconds > 0.25) this.#emit("stats", { tokensPerSecond: this.rate.pieces / seconds, live: true });
+  }
+
+  #takeStats(stats) {
+    if (!stats) return;
+    const previous = this.rate.finalStats || { generatedTokens: 0, decodeMs: 0, prefillMs: 0 };
+    // A turn may run several generations (one per tool step): add them up.
+    const merged = {
+      ...stats,
+      generatedTokens: (previous.generatedTokens || 0) + (stats.generatedTokens || 0),
+      decodeMs: (previous.decodeMs || 0) + (stats.decodeMs || 0),
+      prefillMs: (previous.prefillMs || 0) + (stats.prefillMs || 0),
+    };
+    merged.tokensPerSecond = merged.decodeMs > 0 ? merged.generatedTokens / (merged.decodeMs / 1000) : stats.tokensPerSecond;
+    this.rate.finalStats = merged;
+    this.#emit("stats", { tokensPerSecond: merged.tokensPerSecond, live: false });
+  }
+
+  #setBusy(busy) {
+    this.busy = busy;
+    this.#emit("status", { busy });
+  }
+
+  #emit(type, detail) {
+    this.dispatchEvent(new CustomEvent(type, { detail }));
+  }
+}
+
+async function importPart(url, what) {
+  try {
+    return await import(url);
+  } catch (error) {
+    throw new Error(`Could not load ${what} (${url}): ${describeError(error)}. Reload the page; if it persists, the app files are incomplete.`);
+  }
+}
+
+export function describeError(error) {
+  if (!error) return "Unknown error";
+  if (typeof error === "string") return error;
+  return error.message || String(error);
+}

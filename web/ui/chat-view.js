@@ -1,0 +1,159 @@
+// The conversation as a person sees it, and the transcript record of what was shown.
+import { el, icon } from "./dom.js";
+import { formatDuration, formatRate } from "./format.js";
+import { ICONS } from "./icons.js";
+import { ToolCard } from "./tool-card.js";
+
+export class ChatView {
+  /** log: an element with role="log"; emptyState: shown while there are no messages. */
+  constructor(log, { emptyState = null } = {}) {
+    this.log = log;
+    this.emptyState = emptyState;
+    this.transcript = [];
+    this.clear();
+  }
+
+  clear() {
+    this.transcript = [];
+    this.log.replaceChildren();
+    if (this.emptyState) this.log.append(this.emptyState);
+  }
+
+  addUserMessage(text, { files = [] } = {}) {
+    this.#hideEmptyState();
+    const record = { role: "user", text, files: files.map((f) => f.name), time: new Date().toISOString() };
+    this.transcript.push(record);
+    const attachments = files.length
+      ? el("ul", { class: "attachments", "aria-label": "Attached files" },
+          files.map((f) => el("li", {}, icon(ICONS.file), f.name)))
+      : null;
+    this.#append(el("article", { class: "message user", "aria-label": "You said" },
+      el("div", { class: "bubble" }, text), attachments));
+  }
+
+  startAssistantTurn() {
+    this.#hideEmptyState();
+    const record = { role: "assistant", parts: [], time: new Date().toISOString(), stats: null };
+    this.transcript.push(record);
+    const turn = new AssistantTurn(record, (node) => this.#append(node));
+    return turn;
+  }
+
+  /** A line that is not part of the conversation: errors, notices. */
+  addNotice(message, { kind = "info", hint = "" } = {}) {
+    this.#hideEmptyState();
+    this.#append(el("div", { class: `notice ${kind}`, role: kind === "error" ? "alert" : "status" },
+      el("strong", {}, message), hint ? el("span", {}, ` ${hint}`) : null));
+  }
+
+  #append(node) {
+    const nearBottom = this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight < 80;
+    this.log.append(node);
+    if (nearBottom) this.log.scrollTop = this.log.scrollHeight;
+  }
+
+  #hideEmptyState() {
+    if (this.emptyState && this.emptyState.isConnected) this.emptyState.remove();
+  }
+}
+
+/** One assistant reply: text, thinking and tool calls in the order they came. */
+export class AssistantTurn {
+  constructor(record, appendToLog) {
+    this.record = record;
+    this.body = el("div", { class: "turn-body" });
+    this.footer = el("footer", { class: "turn-footer" });
+    this.element = el("article", { class: "message assistant", "aria-label": "Assistant replied", "aria-busy": "true" },
+      this.body, this.footer);
+    this.cards = new Map();
+    this.current = null; // the text or thinking block being streamed into
+    appendToLog(this.element);
+    this.scroll = () => {
+      const log = this.element.parentElement;
+      if (log && log.scrollHeight - log.scrollTop - log.clientHeight < 160) log.scrollTop = log.scrollHeight;
+    };
+  }
+
+  appendText(delta) {
+    if (!delta) return;
+    const block = this.#block("text", () => {
+      const node = el("div", { class: "bubble answer" });
+      return { node, target: node };
+    });
+    block.part.text += delta;
+    block.target.textContent = block.part.text;
+    this.scroll();
+  }
+
+  appendThinking(delta) {
+    if (!delta) return;
+    const block = this.#block("thinking", () => {
+      const target = el("div", { class: "thinking-text" });
+      const summary = el("summary", {}, "Thinking…");
+      const node = el("details", { class: "thinking" }, summary, target);
+      return { node, target, summary, started: performance.now() };
+    });
+    block.part.text += delta;
+    block.target.textContent = block.part.text;
+    this.scroll();
+  }
+
+  addToolCall({ id, name, arguments: args }) {
+    this.#closeThinking();
+    this.current = null;
+    const record = { type: "tool", id: id ?? null, name, arguments: args ?? {}, status: "running", result: null };
+    this.record.parts.push(record);
+    const card = new ToolCard(record);
+    this.cards.set(id ?? `${name}#${this.cards.size}`, card);
+    this.body.append(card.element);
+    this.scroll();
+    return card;
+  }
+
+  /** The card for a call id; without an id, the latest unfinished card with that name. */
+  findCard(id, name) {
+    if (id != null && this.cards.has(id)) return this.cards.get(id);
+    const candidates = [...this.cards.values()].reverse();
+    return candidates.find((c) => c.record.name === name && c.record.result === null)
+      || candidates.find((c) => c.record.name === name) || null;
+  }
+
+  showError(message, hint = "") {
+    this.#closeThinking();
+    this.record.parts.push({ type: "error", text: message });
+    this.body.append(el("div", { class: "notice error", role: "alert" },
+      el("strong", {}, message), hint ? el("span", {}, ` ${hint}`) : null));
+    this.scroll();
+  }
+
+  finish({ stats = null, stopped = false } = {}) {
+    this.#closeThinking();
+    this.record.stats = stats;
+    this.element.setAttribute("aria-busy", "false");
+    const bits = [];
+    if (stopped) bits.push("Stopped");
+    if (stats?.generatedTokens) bits.push(`${stats.generatedTokens} tokens`);
+    if (stats?.tokensPerSecond) bits.push(formatRate(stats.tokensPerSecond));
+    if (stats?.elapsedMs) bits.push(formatDuration(stats.elapsedMs));
+    this.footer.textContent = bits.join(" · ");
+    if (!this.record.parts.length && !stopped) this.appendText("(no answer)");
+  }
+
+  #block(type, create) {
+    if (this.current?.part.type !== type) {
+      if (type === "text") this.#closeThinking();
+      const part = { type, text: "" };
+      this.record.parts.push(part);
+      this.current = { part, ...create() };
+      this.body.append(this.current.node);
+    }
+    return this.current;
+  }
+
+  #closeThinking() {
+    if (this.current?.part.type === "thinking" && this.current.summary) {
+      const ms = performance.now() - this.current.started;
+      this.current.summary.textContent = `Thought for ${formatDuration(ms)}`;
+    }
+  }
+}

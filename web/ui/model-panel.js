@@ -1,0 +1,149 @@
+// The model picker (folders from /models/index.json, with sizes), precision choice,
+// and the download progress bar with its stage indicator.
+import { el, setChildren } from "./dom.js";
+import { formatBytes, formatEta, formatPercent } from "./format.js";
+
+const STAGE_ORDER = ["download", "verify", "compile", "agent", "ready"];
+const STAGE_WORDS = {
+  download: "Downloading",
+  verify: "Checking files",
+  compile: "Preparing the model",
+  agent: "Starting the assistant",
+  ready: "Ready",
+};
+
+/** Fetches the list of exported models; throws an Error that says what to do. */
+export async function fetchModelIndex(indexUrl) {
+  let response;
+  try {
+    response = await fetch(indexUrl, { cache: "no-cache" });
+  } catch (error) {
+    throw new Error(`Could not reach ${indexUrl} (${error.message}). Is \`botpsy-web serve\` running?`);
+  }
+  if (!response.ok) {
+    throw new Error(`${indexUrl} answered ${response.status}. Serve the page with \`botpsy-web serve\` or \`botpsy-web demo\`.`);
+  }
+  const data = await response.json();
+  if (!Array.isArray(data.models)) throw new Error(`${indexUrl} has no "models" list.`);
+  return data.models;
+}
+
+export class ModelPicker {
+  constructor({ list, dtypeSelect, onChange }) {
+    this.list = list;
+    this.dtypeSelect = dtypeSelect;
+    this.onChange = onChange;
+    this.models = [];
+    this.selected = null;
+    dtypeSelect.addEventListener("change", () => this.onChange?.(this.selection()));
+  }
+
+  show(models, { preferred } = {}) {
+    this.models = models;
+    if (!models.length) {
+      setChildren(this.list, el("p", { class: "notice warning", role: "status" },
+        "No exported model found. Run ", el("code", {}, "botpsy-web demo"),
+        " (or ", el("code", {}, "botpsy-web export"), ") and reload."));
+      this.selected = null;
+      this.onChange?.(null);
+      return;
+    }
+    const radios = models.map((model, index) => {
+      const id = `model-option-${index}`;
+      const input = el("input", {
+        type: "radio", name: "model", id, value: model.url,
+        onchange: () => this.#select(model),
+      });
+      const dtypes = (model.dtypes || []).join(", ");
+      return el("label", { class: "model-option", for: id },
+        input,
+        el("span", { class: "model-name" }, model.name),
+        el("span", { class: "model-meta" },
+          `${model.architecture || "model"} · ${formatBytes(model.size_bytes)}${dtypes ? ` · ${dtypes}` : ""}`));
+    });
+    setChildren(this.list, radios);
+    const initial = models.find((m) => m.url === preferred || m.name === preferred) || models[0];
+    const input = this.list.querySelector(`input[value="${CSS.escape(initial.url)}"]`);
+    if (input) input.checked = true;
+    this.#select(initial);
+  }
+
+  showError(message) {
+    setChildren(this.list, el("p", { class: "notice error", role: "alert" }, message));
+  }
+
+  selection() {
+    if (!this.selected) return null;
+    return { model: this.selected, dtype: this.dtypeSelect.value || undefined };
+  }
+
+  #select(model) {
+    this.selected = model;
+    const sizes = model.dtype_sizes || {};
+    const options = [el("option", { value: "" }, "Recommended")];
+    for (const dtype of model.dtypes || []) {
+      options.push(el("option", { value: dtype }, `${dtype}${sizes[dtype] ? ` · ${formatBytes(sizes[dtype])}` : ""}`));
+    }
+    setChildren(this.dtypeSelect, options);
+    this.onChange?.(this.selection());
+  }
+}
+
+export class LoadProgress {
+  constructor({ container, bar, text }) {
+    this.container = container;
+    this.bar = bar;
+    this.text = text;
+    this.stages = [...container.querySelectorAll("[data-stage]")];
+  }
+
+  start() {
+    this.container.hidden = false;
+    this.container.dataset.state = "loading";
+    this.bar.value = 0;
+    this.text.textContent = "Starting…";
+    this.#markStage("download");
+  }
+
+  /** event: {stage, file, loaded, total, percent, etaSeconds} from the runtime. */
+  update(event) {
+    const stage = event.stage || "download";
+    this.#markStage(stage);
+    const fraction = Number.isFinite(event.percent) ? event.percent / 100
+      : event.total > 0 ? event.loaded / event.total : null;
+    if (fraction === null) this.bar.removeAttribute("value");
+    else this.bar.value = Math.min(1, Math.max(0, fraction));
+    const parts = [STAGE_WORDS[stage] || stage];
+    if (stage === "download" && event.total > 0) {
+      parts.push(`${formatBytes(event.loaded)} of ${formatBytes(event.total)}`, formatPercent(fraction), formatEta(event.etaSeconds));
+    } else if (fraction !== null && stage !== "ready") {
+      parts.push(formatPercent(fraction));
+    }
+    if (event.file && stage !== "ready") parts.push(event.file);
+    this.text.textContent = parts.filter(Boolean).join(" · ");
+  }
+
+  done(summary) {
+    this.#markStage("ready", true);
+    this.bar.value = 1;
+    this.container.dataset.state = "ready";
+    this.text.textContent = summary;
+  }
+
+  fail(message) {
+    this.container.dataset.state = "error";
+    this.bar.value = 0;
+    this.text.textContent = message;
+  }
+
+  #markStage(stage, complete = false) {
+    const index = STAGE_ORDER.indexOf(stage);
+    for (const item of this.stages) {
+      const itemIndex = STAGE_ORDER.indexOf(item.dataset.stage);
+      item.dataset.state = itemIndex < index || (complete && itemIndex === index) ? "done"
+        : itemIndex === index ? "active" : "todo";
+      if (itemIndex === index) item.setAttribute("aria-current", "step");
+      else item.removeAttribute("aria-current");
+    }
+  }
+}

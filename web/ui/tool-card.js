@@ -1,0 +1,58 @@
+// One tool call, shown as a card: name, status, arguments, result and duration.
+import { el, icon, setChildren } from "./dom.js";
+import { formatDuration, formatValue } from "./format.js";
+import { ICONS } from "./icons.js";
+
+const STATUS_LABELS = {
+  running: "Running",
+  awaiting: "Waiting for your approval",
+  approved: "Approved",
+  denied: "Denied",
+  done: "Done",
+  error: "Failed",
+};
+
+export class ToolCard {
+  /** record: the transcript part this card shows; it is updated in place. */
+  constructor(record) {
+    this.record = record;
+    this.statusChip = el("span", { class: "tool-status", role: "status" });
+    this.durationText = el("span", { class: "tool-duration" });
+    this.argumentsBlock = el("pre", { class: "tool-arguments", tabindex: "0" });
+    this.resultBlock = el("pre", { class: "tool-result", tabindex: "0" });
+    this.resultSection = el("div", { class: "tool-section", hidden: true },
+      el("div", { class: "tool-section-label" }, "Result"), this.resultBlock);
+    this.element = el("section", { class: "tool-card", "aria-label": `Tool call: ${record.name}` },
+      el("header", { class: "tool-header" },
+        icon(ICONS.tool),
+        el("span", { class: "tool-name" }, record.name),
+        this.statusChip,
+        this.durationText),
+      el("div", { class: "tool-section" },
+        el("div", { class: "tool-section-label" }, "Arguments"), this.argumentsBlock),
+      this.resultSection);
+    this.setArguments(record.arguments);
+    this.setStatus(record.status || "running");
+  }
+
+  setArguments(args) {
+    this.record.arguments = args;
+    this.argumentsBlock.textContent = formatValue(args ?? {});
+  }
+
+  setStatus(status) {
+    this.record.status = status;
+    this.element.dataset.status = status;
+    this.statusChip.textContent = STATUS_LABELS[status] || status;
+  }
+
+  setResult({ result, error, durationMs }) {
+    this.record.result = result;
+    this.record.error = error || null;
+    this.record.durationMs = durationMs;
+    if (this.record.status !== "denied") this.setStatus(error ? "error" : "done");
+    setChildren(this.resultBlock, formatValue(error ? error : result ?? ""));
+    this.resultSection.hidden = false;
+    if (Number.isFinite(durationMs)) this.durationText.textContent = formatDuration(durationMs);
+  }
+}
