@@ -1,0 +1,188 @@
+"""The agent loop: generate, parse, check, confirm, run tools, repeat.
+
+`Agent.run_turn(text)` is an async generator of event dicts the UI renders:
+  {"type": "text" | "thinking", "text"}
+  {"type": "tool_call_delta", "index", "name", "text"}      a call while it forms
+  {"type": "tool_call", "id", "name", "arguments", "error"}  a complete call
+  {"type": "confirmation", "id", "name", "arguments", "reason"}
+  {"type": "tool_result", "id", "name", "ok", "result", "duration_ms", "untrusted"}
+  {"type": "final", "text", "steps"}   {"type": "error", "message"}
+Tool failures are fed back to the model as "Error: <Type>: <message>"; only a
+failing model or template ends the turn with an "error" event.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, AsyncIterator, Awaitable, Callable, Protocol
+
+from .chat_format import ChatFormat, prompt_leaves_thinking_open
+from .conversation import Conversation
+from .parsing import ModelOutputParser
+from .results import cap_length, error_text, result_text
+from .safety import NETWORK_TOOLS, confirmation_reason, mark_untrusted, network_refusal
+from .tooling import Tool, ToolContext, ToolError
+from .validation import check_arguments
+
+
+class Model(Protocol):
+    def generate(self, prompt: str, options: dict) -> AsyncIterator[str]: ...
+
+
+Confirm = Callable[[dict], Awaitable[dict]]  # request -> {"approved": bool, "arguments": dict | None}
+
+
+async def deny_everything(request: dict) -> dict:
+    return {"approved": False}
+
+
+@dataclass
+class AgentOptions:
+    max_steps: int = 8
+    max_result_chars: int = 4000
+    max_tokens: int = 1024
+    temperature: float = 0.6
+    system_prompt: str = "You are BotPsy, a helpful assistant running privately on the user's device."
+
+
+@dataclass
+class Agent:
+    model: Model
+    chat_format: ChatFormat
+    context: ToolContext = field(default_factory=ToolContext)
+    confirm: Confirm = deny_everything
+    options: AgentOptions = field(default_factory=AgentOptions)
+    tools: dict[str, Tool] = field(default_factory=dict)
+    pre_approved: set[str] = field(default_factory=set)
+    conversation: Conversation = field(default_factory=Conversation)
+
+    def add_tool(self, tool: Tool, pre_approved: bool = False) -> None:
+        self.tools[tool.name] = tool
+        (self.pre_approved.add if pre_approved else self.pre_approved.discard)(tool.name)
+
+    def new_chat(self) -> None:
+        self.conversation.clear()
+
+    def export_conversation(self) -> dict:
+        return self.conversation.export()
+
+    def restore_conversation(self, data: dict) -> None:
+        self.conversation = Conversation.restore(data)
+
+    def active_tools(self) -> list[Tool]:
+        enabled = self.context.settings.enabled_tools
+        return [tool for name, tool in self.tools.items() if enabled is None or name in enabled]
+
+    def render_prompt(self) -> str:
+        messages = self.conversation.messages_with_system(self.options.system_prompt)
+        specs = [tool.spec() for tool in self.active_tools()]
+        return self.chat_format.render(messages, specs, self.context.settings.thinking)
+
+    async def run_turn(self, user_text: str) -> AsyncIterator[dict]:
+        self.conversation.add({"role": "user", "content": user_text})
+        turn = {"read_untrusted": False}
+        for step in range(1, self.options.max_steps + 1):
+            try:
+                prompt = self.render_prompt()
+                schemas = {tool.name: tool.parameters for tool in self.active_tools()}
+                parser = ModelOutputParser(self.chat_format.tool_call_format, schemas,
+                                           thinking=prompt_leaves_thinking_open(prompt))
+                async for chunk in self.model.generate(prompt, self._generation_options()):
+                    for event in _stream_events(parser.feed(chunk)):
+                        yield event
+                for event in _stream_events(parser.finish()):
+                    yield event
+            except Exception as error:  # a failing model or template ends the turn
+                yield {"type": "error", "message": error_text(error)}
+                return
+            calls = [(f"call_{len(self.conversation.messages)}_{index}", call)
+                     for index, call in enumerate(parser.calls)]
+            self.conversation.add_assistant(parser.text, parser.thinking, calls)
+            if not calls:
+                yield {"type": "final", "text": parser.text.strip(), "steps": step}
+                return
+            for call_id, call in calls:
+                async for event in self._run_call(call_id, call, turn):
+                    yield event
+        yield {"type": "error", "message": f"stopped after {self.options.max_steps} steps "
+                                           "without a final answer"}
+        yield {"type": "final", "text": "", "steps": self.options.max_steps}
+
+    async def _run_call(self, call_id: str, call, turn: dict) -> AsyncIterator[dict]:
+        tool = self.tools.get(call.name) if call.name in {t.name for t in self.active_tools()} else None
+        yield {"type": "tool_call", "id": call_id, "name": call.name,
+               "arguments": call.arguments, "error": call.error}
+        problem = self._problem_with(call, tool)
+        arguments = call.arguments
+        if problem is None:
+            reason = confirmation_reason(tool, self.pre_approved, turn["read_untrusted"])
+            if reason:
+                request = {"id": call_id, "name": tool.name, "arguments": arguments,
+                           "reason": reason, "description": tool.description}
+                yield {"type": "confirmation", **request}
+                decision = await self.confirm(request) or {}
+                if not decision.get("approved"):
+                    problem = f"Error: Denied: the user did not allow {tool.name} with these arguments."
+                elif decision.get("arguments") is not None:
+                    arguments = decision["arguments"]
+                    issues = check_arguments(arguments, tool.parameters)
+                    problem = f"Error: InvalidArguments: {'; '.join(issues)}" if issues else None
+        started = time.monotonic()
+        if problem is None:
+            try:
+                context = replace(self.context, fetch=_gated_fetch(self.context, tool))
+                output = result_text(await tool.call(context, arguments))
+                ok = True
+            except Exception as error:
+                output, ok = error_text(error), False
+            if ok and tool.untrusted_output:
+                turn["read_untrusted"] = True
+                output = mark_untrusted(output, f"the tool {tool.name}")
+        else:
+            output, ok = problem, False
+        output = cap_length(output, self.options.max_result_chars)
+        duration_ms = round((time.monotonic() - started) * 1000, 1)
+        self.conversation.add({"role": "tool", "tool_call_id": call_id, "name": call.name or "",
+                               "content": output})
+        yield {"type": "tool_result", "id": call_id, "name": call.name, "ok": ok, "result": output,
+               "duration_ms": duration_ms, "untrusted": bool(tool and tool.untrusted_output and ok)}
+
+    def _problem_with(self, call, tool: Tool | None) -> str | None:
+        """The error text for a call that must not run, or None."""
+        valid = ", ".join(t.name for t in self.active_tools()) or "none"
+        if call.error:
+            return f"Error: MalformedToolCall: {call.error}. Valid tools: {valid}"
+        if tool is None:
+            return f"Error: UnknownTool: there is no tool named {call.name!r}. Valid tools: {valid}"
+        refusal = network_refusal(tool, self.context.settings.allow_network)
+        if refusal:
+            return f"Error: NetworkDisabled: {refusal}"
+        issues = check_arguments(call.arguments, tool.parameters)
+        if issues:
+            return f"Error: InvalidArguments for {tool.name}: {'; '.join(issues)}"
+        return None
+
+    def _generation_options(self) -> dict:
+        return {"maxTokens": self.options.max_tokens, "temperature": self.options.temperature}
+
+
+def _stream_events(parser_events) -> list[dict]:
+    """Parser events as UI events; complete calls are announced by the loop, with their id."""
+    events = []
+    for event in parser_events:
+        if event.kind in ("text", "thinking"):
+            events.append({"type": event.kind, "text": event.text})
+        elif event.kind == "tool_call_delta":
+            events.append({"type": "tool_call_delta", "index": event.index, "name": event.name,
+                           "text": event.text})
+    return events
+
+
+def _gated_fetch(context: ToolContext, tool: Tool) -> Callable[[str], Awaitable[str]]:
+    """ctx.fetch for one confirmed call: only network tools, only with the network enabled."""
+    async def fetch(url: str) -> str:
+        if tool.name not in NETWORK_TOOLS or not context.settings.allow_network:
+            raise ToolError(f"{tool.name} may not use the network")
+        return await context.fetch(url)
+    return fetch

@@ -1,0 +1,63 @@
+"""The conversation: messages in the shape chat templates expect, export and restore."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+EXPORT_FORMAT = "botpsy-conversation"
+EXPORT_VERSION = 1
+ROLES = ("system", "user", "assistant", "tool")
+
+
+class ConversationFormatError(ValueError):
+    """Exported conversation data that cannot be restored."""
+
+
+@dataclass
+class Conversation:
+    messages: list[dict] = field(default_factory=list)
+
+    def add(self, message: dict) -> None:
+        self.messages.append(message)
+
+    def add_assistant(self, text: str, thinking: str, calls: list) -> None:
+        """What the model said: visible text, thinking and the parsed calls (with their ids)."""
+        self.messages.append({
+            "role": "assistant",
+            "content": text.strip(),
+            "reasoning_content": thinking.strip("\n"),
+            "tool_calls": [{"id": call_id, "type": "function",
+                            "function": {"name": call.name or "", "arguments": call.arguments}}
+                           for call_id, call in calls],
+        })
+
+    def messages_with_system(self, system_prompt: str) -> list[dict]:
+        if system_prompt and not (self.messages and self.messages[0]["role"] == "system"):
+            return [{"role": "system", "content": system_prompt}] + self.messages
+        return list(self.messages)
+
+    def clear(self) -> None:
+        self.messages.clear()
+
+    def export(self) -> dict:
+        return {"format": EXPORT_FORMAT, "version": EXPORT_VERSION,
+                "messages": copy.deepcopy(self.messages)}
+
+    @classmethod
+    def restore(cls, data: dict) -> "Conversation":
+        if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT:
+            raise ConversationFormatError(f"not an exported conversation: expected format "
+                                          f"{EXPORT_FORMAT!r}")
+        if data.get("version") != EXPORT_VERSION:
+            raise ConversationFormatError(f"unsupported conversation version {data.get('version')!r}; "
+                                          f"this agent reads version {EXPORT_VERSION}")
+        messages = data.get("messages")
+        if not isinstance(messages, list):
+            raise ConversationFormatError("conversation 'messages' must be a list")
+        for index, message in enumerate(messages):
+            if not isinstance(message, dict) or message.get("role") not in ROLES:
+                raise ConversationFormatError(f"message {index} needs a role in {ROLES}")
+            if not isinstance(message.get("content", ""), str):
+                raise ConversationFormatError(f"message {index}: content must be text")
+        return cls(copy.deepcopy(messages))
