@@ -11,6 +11,7 @@ import sys
 
 COMMAND_MODULES = [
     "botpsy_web.serve",
+    "botpsy_web.verify_browser",
 ]
 
 

@@ -1,0 +1,114 @@
+// The generation loop: resume from the longest reusable prefix, prefill the
+// rest of the prompt (one graph call per chunk, not per token), then decode
+// token by token until EOS, a stop string, maxTokens or cancel.
+import {StopReasons, GENERATE_OPTION_KEYS} from "./protocol.js";
+import {applyRepetitionPenalty, createRng, sampleToken, validateSamplingOptions} from "./sampling.js";
+import {createLogitsProcessors} from "./logits-processors.js";
+import {StreamingDetokenizer} from "./tokenizer.js";
+import {StopStringFilter} from "./stop-strings.js";
+
+// Longest chunk given to the graph in one prefill call (bounds attention memory).
+const MAX_PREFILL_CHUNK = 1024;
+
+export function normalizeGenerateOptions(options = {}, manifest) {
+  const unknown = Object.keys(options).filter((key) => !GENERATE_OPTION_KEYS.includes(key));
+  if (unknown.length) {
+    throw new TypeError(`unknown generate option(s): ${unknown.join(", ")}; known: ${GENERATE_OPTION_KEYS.join(", ")}`);
+  }
+  const normalized = {
+    maxTokens: 256, temperature: 0, topK: 0, topP: 1, repetitionPenalty: 1, seed: undefined,
+    stopOnEos: true, returnLogits: false, reusePrefix: true, logitsProcessors: [],
+    ...Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined && value !== null)),
+  };
+  if (!Number.isInteger(normalized.maxTokens) || normalized.maxTokens < 1) {
+    throw new RangeError(`maxTokens must be an integer >= 1, got ${options.maxTokens}`);
+  }
+  validateSamplingOptions(normalized);
+  const extraStops = normalized.stopStrings ?? [];
+  if (!Array.isArray(extraStops) || extraStops.some((s) => typeof s !== "string" || !s)) {
+    throw new TypeError("stopStrings must be an array of non-empty strings");
+  }
+  normalized.stopStrings = [...new Set([...(manifest.stop_strings ?? []), ...extraStops])];
+  return normalized;
+}
+
+function prefillChunks(promptIds, from, snapshotPoints) {
+  const cuts = [...snapshotPoints, promptIds.length];
+  const chunks = [];
+  let start = from;
+  for (const cut of cuts) {
+    while (cut - start > MAX_PREFILL_CHUNK) { chunks.push([start, start + MAX_PREFILL_CHUNK, false]); start += MAX_PREFILL_CHUNK; }
+    if (cut > start) { chunks.push([start, cut, cut !== promptIds.length]); start = cut; }
+  }
+  return chunks;
+}
+
+/**
+ * Runs one generation. `hooks`: {isCancelled(), yieldToEvents(), onToken({tokenId, text, logits})}.
+ * Returns the stats object of the contract.
+ */
+export async function generate({runner, prefix, tokenizer, manifest}, promptIds, rawOptions, hooks) {
+  if (!Array.isArray(promptIds) || !promptIds.length) throw new Error("the prompt is empty: give text or token ids");
+  const vocab = manifest.vocab_size;
+  const bad = promptIds.find((id) => !Number.isInteger(id) || id < 0 || (vocab && id >= vocab));
+  if (bad !== undefined) throw new RangeError(`prompt token id ${bad} is not in the vocabulary (0..${vocab - 1})`);
+  const options = normalizeGenerateOptions(rawOptions, manifest);
+  const processors = createLogitsProcessors(options.logitsProcessors, {tokenizer, manifest, vocabSize: vocab});
+  const rng = createRng(options.seed);
+  const eos = new Set(options.stopOnEos ? manifest.eos_token_ids ?? [] : []);
+
+  const started = performance.now();
+  if (!options.reusePrefix) prefix.clear();
+  const reusedTokens = await prefix.resumeFor(promptIds);
+  const snapshotPoints = options.reusePrefix ? prefix.snapshotPoints(promptIds, reusedTokens) : [];
+  let logits = null;
+  for (const [start, end, snapshotAfter] of prefillChunks(promptIds, reusedTokens, snapshotPoints)) {
+    logits = await runner.step(promptIds.slice(start, end));
+    if (snapshotAfter) prefix.take();
+  }
+  if (options.reusePrefix) prefix.take();  // end of prompt
+  const prefillMs = performance.now() - started;
+
+  const detokenizer = new StreamingDetokenizer(tokenizer);
+  const stops = new StopStringFilter(options.stopStrings);
+  const seen = promptIds.slice();
+  let generatedTokens = 0;
+  let stopReason = StopReasons.MAX_TOKENS;
+  const decodeStarted = performance.now();
+  await hooks.yieldToEvents();
+  for (;;) {
+    if (hooks.isCancelled()) { stopReason = StopReasons.CANCELLED; break; }
+    const rawLogits = options.returnLogits ? logits.slice() : undefined;
+    for (const processor of processors) processor.process(logits, seen);
+    applyRepetitionPenalty(logits, seen, options.repetitionPenalty);
+    const tokenId = sampleToken(logits, options, rng);
+    for (const processor of processors) processor.accept(tokenId);
+    generatedTokens++;
+    if (eos.has(tokenId)) {
+      stopReason = StopReasons.EOS;
+      hooks.onToken({tokenId, text: stops.finish(detokenizer.flush()), logits: rawLogits, special: true});
+      break;
+    }
+    seen.push(tokenId);
+    const {text, stopped} = stops.push(detokenizer.push(tokenId));
+    hooks.onToken({tokenId, text, logits: rawLogits});
+    if (stopped) { stopReason = StopReasons.STOP_STRING; break; }
+    if (generatedTokens >= options.maxTokens) break;
+    logits = await runner.step([tokenId]);
+    await hooks.yieldToEvents();
+  }
+  if (stopReason !== StopReasons.EOS && stopReason !== StopReasons.STOP_STRING) {
+    const rest = stops.finish(detokenizer.flush());
+    if (rest) hooks.onToken({tokenId: null, text: rest});
+  }
+  const decodeMs = performance.now() - decodeStarted;
+  return {
+    promptTokens: promptIds.length,
+    reusedTokens,
+    generatedTokens,
+    prefillMs,
+    decodeMs,
+    tokensPerSecond: generatedTokens > 1 ? (generatedTokens - 1) / (decodeMs / 1000) : 0,
+    stopReason,
+  };
+}

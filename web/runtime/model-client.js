@@ -1,0 +1,103 @@
+// The page-side API of the model runtime (docs/contracts.md section 2). The
+// model lives in a module Web Worker; this class turns protocol messages into
+// promises and async iterators.
+import {Events, Verbs, deserializeError, isEvent, isReply, request} from "./protocol.js";
+
+const WORKER_URL = new URL("./model-worker.js", import.meta.url);
+
+export class ModelClient {
+  constructor({workerUrl = WORKER_URL} = {}) {
+    this.worker = new Worker(workerUrl, {type: "module", name: "botpsy-model"});
+    this.nextId = 1;
+    this.pending = new Map();  // id -> {resolve, reject, onEvent}
+    this.info = null;
+    this.worker.onmessage = ({data}) => this.#dispatch(data);
+    this.worker.onerror = (error) => this.#failAll(new Error(`the model worker failed: ${error.message ?? "script error"}`));
+  }
+
+  #dispatch(message) {
+    const entry = this.pending.get(message.id);
+    if (!entry) return;
+    if (isEvent(message)) { entry.onEvent?.(message.event, message.data); return; }
+    if (!isReply(message)) return;
+    this.pending.delete(message.id);
+    if (message.error) entry.reject(deserializeError(message.error));
+    else entry.resolve(message.result);
+  }
+
+  #failAll(error) {
+    for (const entry of this.pending.values()) entry.reject(error);
+    this.pending.clear();
+  }
+
+  #call(verb, args = {}, onEvent) {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, {resolve, reject, onEvent});
+      this.worker.postMessage(request(id, verb, args));
+    });
+  }
+
+  /** Loads a model folder; resolves to {backend, dtype, threads, reason, architecture, manifest, eosTokenIds, toolCallFormat}. */
+  async load(folderUrl, {backend = "auto", dtype, onProgress} = {}) {
+    const absolute = new URL(folderUrl, globalThis.location?.href).href;
+    this.info = await this.#call(Verbs.LOAD, {folderUrl: absolute, backend, dtype},
+      (name, data) => { if (name === Events.PROGRESS) onProgress?.(data); });
+    return this.info;
+  }
+
+  /**
+   * Streams {text, tokenId} chunks for a prompt (text, or an array of token ids).
+   * Options: maxTokens, temperature, topK, topP, repetitionPenalty, seed, stopStrings,
+   * stopOnEos, logitsProcessors, returnLogits, reusePrefix, onStats.
+   * Leaving the loop early cancels the generation.
+   */
+  async *generate(prompt, {onStats, ...options} = {}) {
+    const queue = [];
+    let wake = null;
+    let finished = false;
+    const notify = () => { wake?.(); wake = null; };
+    const done = this.#call(Verbs.GENERATE, {prompt, options}, (name, data) => {
+      if (name === Events.TOKEN) { queue.push(data); notify(); }
+    });
+    done.then(() => { finished = true; notify(); }, () => { finished = true; notify(); });
+    let completed = false;
+    try {
+      for (;;) {
+        while (queue.length) yield queue.shift();
+        if (finished) break;
+        await new Promise((resolve) => { wake = resolve; });
+      }
+      const stats = await done;  // rethrows the worker's error
+      completed = true;
+      onStats?.(stats);
+    } finally {
+      if (!completed) { this.cancel(); await done.catch(() => {}); }
+    }
+  }
+
+  /** Stops the running generate within a token (its stats say stopReason "cancelled"). */
+  cancel() {
+    return this.#call(Verbs.CANCEL);
+  }
+
+  tokenize(text) { return this.#call(Verbs.TOKENIZE, {text}); }
+  detokenize(ids) { return this.#call(Verbs.DETOKENIZE, {ids}); }
+  /** Forgets the reusable prefix state (the next prompt runs from scratch). */
+  resetPrefix() { return this.#call(Verbs.RESET); }
+  storageUsage() { return this.#call(Verbs.STORAGE_USAGE); }
+  deleteModel(folderUrl) {
+    return this.#call(Verbs.DELETE_MODEL, {folderUrl: new URL(folderUrl, globalThis.location?.href).href});
+  }
+
+  async unload() {
+    await this.#call(Verbs.UNLOAD);
+    this.info = null;
+  }
+
+  /** Ends the worker (and with it every model it held). */
+  terminate() {
+    this.worker.terminate();
+    this.#failAll(new Error("the model worker was terminated"));
+  }
+}

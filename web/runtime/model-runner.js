@@ -1,0 +1,100 @@
+// One ONNX session plus its state: feeds built from the manifest and the
+// session's own metadata (no per-architecture code), one call per chunk of
+// new tokens, returning the last position's logits.
+import {CacheState, TensorRefs, describeCache} from "./cache-state.js";
+
+function inputRole(manifest, role) {
+  return manifest.inputs?.[role] ?? null;
+}
+
+export class ModelRunner {
+  constructor(ort, session, manifest, backend) {
+    this.ort = ort;
+    this.session = session;
+    this.manifest = manifest;
+    this.backend = backend;
+    this.refs = new TensorRefs();
+    this.cache = new CacheState(ort, describeCache(manifest, session), this.refs);
+    this.processedIds = [];  // the tokens whose effect the live cache holds
+    this.names = {
+      inputIds: inputRole(manifest, "input_ids"),
+      attentionMask: inputRole(manifest, "attention_mask"),
+      positionIds: inputRole(manifest, "position_ids"),
+      logits: manifest.outputs?.logits ?? "logits",
+    };
+    this.positionShape = this.#positionLeadingDims();
+    this.#checkInputsCovered();
+  }
+
+  static async create(ort, modelBytes, manifest, backend, externalData = []) {
+    const options = {executionProviders: [backend], graphOptimizationLevel: "all"};
+    if (externalData.length) options.externalData = externalData;
+    if (backend === "webgpu") {
+      // Keep the cache on the GPU between steps; only logits come back.
+      const locations = {[manifest.outputs?.logits ?? "logits"]: "cpu"};
+      for (const entry of manifest.cache ?? []) locations[entry.output] = "gpu-buffer";
+      options.preferredOutputLocation = locations;
+    }
+    const session = await ort.InferenceSession.create(modelBytes, options);
+    return new ModelRunner(ort, session, manifest, backend);
+  }
+
+  #checkInputsCovered() {
+    const known = new Set([this.names.inputIds, this.names.attentionMask, this.names.positionIds,
+                           ...this.cache.entries.map((e) => e.input)].filter(Boolean));
+    if (!this.names.inputIds) throw new Error("manifest.inputs.input_ids is missing");
+    const unknown = this.session.inputNames.filter((name) => !known.has(name));
+    if (unknown.length) {
+      throw new Error(`the ONNX graph takes inputs the manifest does not describe: ${unknown.join(", ")}`);
+    }
+    if (!this.session.outputNames.includes(this.names.logits)) {
+      throw new Error(`the ONNX graph has no "${this.names.logits}" output (outputs: ${this.session.outputNames.join(", ")})`);
+    }
+  }
+
+  // position_ids is [1, seq] for most models; some take [n, 1, seq] (multi-axis RoPE).
+  #positionLeadingDims() {
+    const meta = (this.session.inputMetadata ?? []).find((m) => m.name === this.names.positionIds);
+    const shape = meta?.shape ?? [1, "sequence"];
+    return shape.length === 3 && Number.isInteger(shape[0]) ? [shape[0], 1] : [1];
+  }
+
+  get vocabSize() { return this.manifest.vocab_size; }
+
+  /** Runs the model on new tokens after the processed ones; returns the last position's logits (a copy). */
+  async step(tokenIds) {
+    const {ort, names} = this;
+    const past = this.cache.length;
+    const count = tokenIds.length;
+    if (!count) throw new Error("step needs at least one token");
+    const feeds = this.cache.feeds();
+    feeds[names.inputIds] = new ort.Tensor("int64", BigInt64Array.from(tokenIds, BigInt), [1, count]);
+    if (names.attentionMask) {
+      feeds[names.attentionMask] = new ort.Tensor("int64", new BigInt64Array(past + count).fill(1n), [1, past + count]);
+    }
+    if (names.positionIds) {
+      const copies = this.positionShape[0];
+      const positions = new BigInt64Array(copies * count);
+      for (let c = 0; c < copies; c++) for (let i = 0; i < count; i++) positions[c * count + i] = BigInt(past + i);
+      feeds[names.positionIds] = new ort.Tensor("int64", positions, [...this.positionShape, count]);
+    }
+    const outputs = await this.session.run(feeds);
+    const logitsTensor = outputs[names.logits];
+    const data = logitsTensor.location === "cpu" ? logitsTensor.data : await logitsTensor.getData();
+    const vocab = logitsTensor.dims[logitsTensor.dims.length - 1];
+    const logits = Float32Array.from(data.subarray(data.length - vocab));
+    this.cache.adoptOutputs(outputs, past + count);
+    for (const [name, tensor] of Object.entries(outputs)) {
+      if (name !== names.logits && !this.cache.entries.some((e) => e.output === name)) tensor.dispose?.();
+    }
+    logitsTensor.dispose?.();
+    for (const id of tokenIds) this.processedIds.push(id);
+    return logits;
+  }
+
+  async release() {
+    this.cache.dispose();
+    this.processedIds = [];
+    await this.session.release();
+  }
+}

@@ -1,0 +1,85 @@
+// The module Web Worker that owns the model. It only dispatches protocol
+// messages; the work is in loaded-model.js and generation.js.
+import {Events, Verbs, errorReply, event, reply} from "./protocol.js";
+import {deleteModel, storageUsage} from "./model-files.js";
+import {loadModel} from "./loaded-model.js";
+import {generate} from "./generation.js";
+
+let model = null;          // LoadedModel
+let cancelRequested = false;
+let queue = Promise.resolve();  // load / generate / unload run one at a time
+
+const post = (message, transfer = []) => self.postMessage(message, transfer);
+
+// A macrotask boundary, so a "cancel" message sent during a step is seen
+// before the next one (awaiting a resolved promise would not let it in).
+const channel = new MessageChannel();
+const waiting = [];
+channel.port1.onmessage = () => waiting.shift()?.();
+function yieldToEvents() {
+  return new Promise((resolve) => { waiting.push(resolve); channel.port2.postMessage(null); });
+}
+
+function requireModel() {
+  if (!model) throw new Error("no model is loaded: call load(folderUrl) first");
+  return model;
+}
+
+async function runGenerate(id, {prompt, options = {}}) {
+  const loaded = requireModel();
+  const promptIds = typeof prompt === "string" ? loaded.tokenizer.encode(prompt) : prompt;
+  cancelRequested = false;
+  return generate(loaded, promptIds, options, {
+    isCancelled: () => cancelRequested,
+    yieldToEvents,
+    onToken: ({tokenId, text, logits, special}) => {
+      const data = {tokenId, text};
+      if (special) data.special = true;
+      if (logits) data.logits = logits;
+      post(event(id, Events.TOKEN, data), logits ? [logits.buffer] : []);
+    },
+  });
+}
+
+const serialHandlers = {
+  async [Verbs.LOAD](id, {folderUrl, backend, dtype}) {
+    if (model) { await model.release(); model = null; }
+    model = await loadModel(folderUrl, {backend, dtype}, (data) => post(event(id, Events.PROGRESS, data)));
+    return model.info;
+  },
+  [Verbs.GENERATE]: runGenerate,
+  async [Verbs.RESET]() { requireModel().prefix.clear(); return true; },
+  async [Verbs.UNLOAD]() {
+    if (model) { await model.release(); model = null; }
+    return true;
+  },
+};
+
+const immediateHandlers = {
+  [Verbs.CANCEL]() { cancelRequested = true; return true; },
+  [Verbs.TOKENIZE](id, {text}) { return requireModel().tokenizer.encode(text); },
+  [Verbs.DETOKENIZE](id, {ids}) {
+    if (!Array.isArray(ids) || ids.some((x) => !Number.isInteger(x))) throw new TypeError("detokenize expects an array of integer token ids");
+    return requireModel().tokenizer.decode(ids);
+  },
+  [Verbs.STORAGE_USAGE]() { return storageUsage(); },
+  [Verbs.DELETE_MODEL](id, {folderUrl}) { return deleteModel(folderUrl); },
+};
+
+async function answer(id, work) {
+  try {
+    post(reply(id, await work()));
+  } catch (error) {
+    post(errorReply(id, error));
+  }
+}
+
+self.onmessage = ({data: {id, verb, args = {}}}) => {
+  if (immediateHandlers[verb]) {
+    answer(id, () => immediateHandlers[verb](id, args));
+  } else if (serialHandlers[verb]) {
+    queue = queue.then(() => answer(id, () => serialHandlers[verb](id, args)));
+  } else {
+    post(errorReply(id, new Error(`unknown verb "${verb}"; known: ${Object.values(Verbs).join(", ")}`)));
+  }
+};
