@@ -1,0 +1,198 @@
+"""The agent loop with a scripted model (replayed outputs): multi-step episodes,
+parallel calls, tool errors fed back, unknown tools, max steps, confirmation."""
+
+import asyncio
+import json
+
+import pytest
+
+from pathlib import Path
+
+from botpsy_agent.agent import Agent, AgentOptions
+from botpsy_agent.chat_format import ChatFormat
+from botpsy_agent.conversation import ConversationFormatError
+from botpsy_agent.scripted_model import ScriptedModel
+from botpsy_agent.tooling import ToolContext, ToolError, tool
+
+
+QWEN_FORMAT = ChatFormat((Path(__file__).parent / "templates" / "qwen35_style.jinja").read_text())
+
+
+def xml_call(name, **arguments):
+    parameters = "".join(f"<parameter={key}>\n{value}\n</parameter>\n" for key, value in arguments.items())
+    return f"<tool_call>\n<function={name}>\n{parameters}</function>\n</tool_call>"
+
+
+@tool
+async def note_add(ctx: ToolContext, title: str, text: str = "") -> dict:
+    """Save a note.
+
+    Args:
+        title: The note's title.
+        text: The note's body.
+    """
+    await ctx.store.put("notes", title, {"title": title, "text": text})
+    return {"saved": title}
+
+
+@tool
+async def note_list(ctx: ToolContext) -> list[str]:
+    """List the titles of all notes."""
+    return [key for key, _ in await ctx.store.items("notes")]
+
+
+@tool
+def divide(a: float, b: float) -> float:
+    """Divide a by b.
+
+    Args:
+        a: Dividend.
+        b: Divisor.
+    """
+    if b == 0:
+        raise ToolError("cannot divide by zero")
+    return a / b
+
+
+@tool(side_effects=True)
+async def note_delete(ctx: ToolContext, title: str) -> bool:
+    """Delete a note.
+
+    Args:
+        title: The note's title.
+    """
+    return await ctx.store.delete("notes", title)
+
+
+def make_agent(outputs, confirm=None, **options):
+    agent = Agent(model=ScriptedModel(outputs), chat_format=QWEN_FORMAT, options=AgentOptions(**options))
+    for each in (note_add, note_list, divide, note_delete):
+        agent.add_tool(each)
+    if confirm:
+        agent.confirm = confirm
+    return agent
+
+
+def run(agent, text):
+    async def collect():
+        return [event async for event in agent.run_turn(text)]
+    return asyncio.run(collect())
+
+
+def of_type(events, kind):
+    return [event for event in events if event["type"] == kind]
+
+
+def test_multi_step_episode_stores_and_reads_back():
+    agent = make_agent([xml_call("note_add", title="milk", text="2 litres"),
+                        xml_call("note_list"), "You have one note: milk."])
+    events = run(agent, "Remember to buy milk")
+    results = of_type(events, "tool_result")
+    assert [r["name"] for r in results] == ["note_add", "note_list"]
+    assert json.loads(results[1]["result"]) == ["milk"]
+    assert all(r["ok"] and r["duration_ms"] >= 0 for r in results)
+    assert events[-1] == {"type": "final", "text": "You have one note: milk.", "steps": 3}
+    assert of_type(events, "tool_call_delta") and of_type(events, "text")
+
+
+def test_parallel_calls_run_in_order_and_all_results_reach_the_model():
+    agent = make_agent([xml_call("divide", a=1, b=4) + "\n" + xml_call("divide", a=9, b=3), "0.25 and 3"])
+    events = run(agent, "two divisions")
+    assert [r["result"] for r in of_type(events, "tool_result")] == ["0.25", "3.0"]
+    last_prompt = agent.model.prompts[-1]
+    assert last_prompt.count("<tool_response>") == 2
+
+
+def test_tool_errors_go_back_to_the_model_and_the_loop_continues():
+    agent = make_agent([xml_call("divide", a=1, b=0), "Division by zero is undefined."])
+    events = run(agent, "1/0")
+    [result] = of_type(events, "tool_result")
+    assert result["ok"] is False and result["result"] == "Error: ToolError: cannot divide by zero"
+    assert "Error: ToolError: cannot divide by zero" in agent.model.prompts[1]
+    assert events[-1]["type"] == "final"
+
+
+def test_unknown_tool_and_invalid_arguments_list_what_is_valid():
+    agent = make_agent([xml_call("teleport", to="mars"), xml_call("divide", a="many", b=2),
+                        xml_call("note_add", text="no title"), "Sorry."])
+    results = of_type(run(agent, "go"), "tool_result")
+    assert "UnknownTool" in results[0]["result"] and "note_add, note_list, divide, note_delete" in results[0]["result"]
+    assert "InvalidArguments" in results[1]["result"] and "arguments.a: expected number" in results[1]["result"]
+    assert "missing required argument 'title'" in results[2]["result"]
+
+
+def test_malformed_call_is_reported_to_the_model():
+    agent = make_agent(["<tool_call>\n<function=divide>\n<parameter=a>\n1", "ok"])
+    [result] = of_type(run(agent, "go"), "tool_result")
+    assert "MalformedToolCall" in result["result"] and "cut off" in result["result"]
+
+
+def test_max_steps_stops_a_model_that_never_answers():
+    agent = make_agent([xml_call("note_list")] * 10, max_steps=3)
+    events = run(agent, "loop forever")
+    assert len(of_type(events, "tool_result")) == 3
+    assert "stopped after 3 steps" in of_type(events, "error")[0]["message"]
+    assert events[-1]["type"] == "final"
+
+
+def test_long_results_are_capped_with_a_note():
+    @tool
+    def dump() -> str:
+        """Return a lot of text."""
+        return "x" * 5000
+
+    agent = make_agent([xml_call("dump"), "done"], max_result_chars=100)
+    agent.add_tool(dump)
+    [result] = of_type(run(agent, "go"), "tool_result")
+    assert result["result"].startswith("x" * 100) and "truncated: 4900 more characters" in result["result"]
+
+
+@pytest.mark.parametrize("decision,remaining", [
+    ({"approved": True}, []),
+    ({"approved": False}, ["milk"]),
+    ({"approved": True, "arguments": {"title": "eggs"}}, ["milk"]),
+])
+def test_side_effects_wait_for_confirmation(decision, remaining):
+    requests = []
+
+    async def confirm(request):
+        requests.append(request)
+        return decision
+
+    agent = make_agent([xml_call("note_delete", title="milk"), "done"], confirm=confirm)
+    asyncio.run(agent.context.store.put("notes", "milk", {}))
+    events = run(agent, "delete milk")
+    assert [r["name"] for r in requests] == ["note_delete"] and requests[0]["arguments"] == {"title": "milk"}
+    assert of_type(events, "confirmation")[0]["reason"] == "it has side effects"
+    assert [key for key, _ in asyncio.run(agent.context.store.items("notes"))] == remaining
+    if not decision["approved"]:
+        assert "Denied" in of_type(events, "tool_result")[0]["result"]
+
+
+def test_model_failure_ends_the_turn_with_an_error():
+    agent = make_agent([])
+    events = run(agent, "hi")
+    assert events == [{"type": "error", "message": "Error: ScriptExhausted: the scripted model has only 0 outputs"}]
+
+
+def test_enabled_tools_limit_what_the_model_sees_and_may_call():
+    agent = make_agent([xml_call("divide", a=1, b=2), "ok"])
+    agent.context.settings.enabled_tools = ["note_list"]
+    results = of_type(run(agent, "go"), "tool_result")
+    assert "UnknownTool" in results[0]["result"]
+    assert '"name": "divide"' not in agent.model.prompts[0]
+
+
+def test_conversation_export_restore_and_new_chat():
+    agent = make_agent([xml_call("note_add", title="a"), "saved", "hello again"])
+    run(agent, "save a")
+    exported = json.loads(json.dumps(agent.export_conversation()))
+    agent.new_chat()
+    assert agent.conversation.messages == []
+    agent.restore_conversation(exported)
+    run(agent, "still there?")
+    assert "save a" in agent.model.prompts[-1] and "saved" in agent.model.prompts[-1]
+    with pytest.raises(ConversationFormatError, match="format"):
+        agent.restore_conversation({"messages": []})
+    with pytest.raises(ConversationFormatError, match="message 0"):
+        agent.restore_conversation({"format": "botpsy-conversation", "version": 1, "messages": [{"role": "robot"}]})
