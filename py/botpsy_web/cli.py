@@ -12,6 +12,8 @@ import sys
 COMMAND_MODULES = [
     "botpsy_web.serve",
     "botpsy_web.verify_browser",
+    "botpsy_web.bench",
+    "botpsy_web.build_py",
 ]
 
 

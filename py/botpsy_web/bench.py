@@ -1,0 +1,405 @@
+"""`botpsy-web bench DIR`: how fast does an exported folder run in the browser?
+
+In one headless Chromium session, for each backend (WASM always; WebGPU when a hardware
+adapter exists), measures our runtime (web/runtime/model-client.js) and transformers.js
+4.3.2 on the same folder and dtype: load time cold and from cache, prefill tok/s at 128
+and 1024 tokens, decode tok/s (short context and after 1024 tokens), time to first
+token, memory, and an agent-shaped scenario (a ~1k-token system prompt of tool schemas,
+then 3 turns whose replies are 32 tokens, the whole conversation resent every turn) with
+and without prefix reuse. Prints a table of figures and ratios; with --json the last line
+is one JSON object. Figures are medians of --repeats runs; generation is greedy and
+always produces the requested number of tokens (EOS does not stop it).
+"""
+
+import json
+import os
+import random
+import statistics
+import sys
+from pathlib import Path
+
+from botpsy_web.serve import serve_in_background
+
+CHROMIUM_PATH = os.environ.get("BOTPSY_CHROMIUM", "/usr/lib/chromium/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-dev-shm-usage", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-default-apps",
+    "--enable-unsafe-webgpu",
+    # performance.measureUserAgentSpecificMemory answers at once instead of at the next GC
+    "--enable-blink-features=ForceEagerMeasureMemory",
+]
+BENCH_PAGE = "/bench/browser-bench.html"
+ENGINES = ("botpsy", "transformers.js")
+PREFILL_LENGTHS = (128, 1024)
+DECODE_TOKENS = 64
+LONG_CONTEXT = 1024
+LONG_CONTEXT_DECODE_TOKENS = 32
+AGENT_SYSTEM_TOKENS = 1024
+AGENT_TURNS = ("What is on my calendar tomorrow?",
+               "Move the dentist appointment to Friday at 10.",
+               "And remind me the evening before, please.")
+AGENT_REPLY_TOKENS = 32
+
+
+# --- prompts, as token ids (the same ids go to both engines) --------------------
+
+class BenchPrompts:
+    """Token-id prompts built with the folder's own tokenizer and chat template."""
+
+    def __init__(self, folder: Path):
+        from transformers import AutoTokenizer
+
+        self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
+        if not self.tokenizer.chat_template:
+            raise ValueError(f"{folder}/tokenizer_config.json has no chat_template: the agent scenario needs one")
+        self.system_prompt = self._system_prompt(AGENT_SYSTEM_TOKENS)
+
+    def encode(self, text: str) -> list[int]:
+        return self.tokenizer.encode(text, add_special_tokens=False)
+
+    def plain(self, length: int, variant: int) -> list[int]:
+        """Exactly `length` tokens of prose; each variant differs from its first token on."""
+        rng = random.Random(variant)
+        ids: list[int] = []
+        while len(ids) < length:
+            ids += self.encode(_prose_paragraph(rng))
+        return ids[:length]
+
+    def chat(self, messages: list[dict]) -> list[int]:
+        text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return self.encode(text)
+
+    def system_only(self) -> list[int]:
+        """The system message as it opens every agent prompt (no generation prompt after it)."""
+        messages = [{"role": "system", "content": self.system_prompt}]
+        return self.encode(self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=False))
+
+    def decode(self, ids: list[int]) -> str:
+        return self.tokenizer.decode(ids, skip_special_tokens=True)
+
+    def _system_prompt(self, target_tokens: int) -> str:
+        """An assistant preamble plus JSON tool schemas, grown until it is ~target_tokens long."""
+        text = "You are a careful assistant running privately in the user's browser. Use the tools below.\n"
+        rng = random.Random(7)
+        index = 0
+        while len(self.encode(text)) < target_tokens:
+            text += json.dumps(_tool_schema(rng, index)) + "\n"
+            index += 1
+        return text
+
+
+_WORDS = ("the keeper walked along quiet harbour road while gulls circled over grey water and "
+          "a lantern flickered in every window of small stone houses near old pier where boats "
+          "rested after long night of fishing under cold northern stars").split()
+
+
+def _prose_paragraph(rng: random.Random) -> str:
+    sentences = []
+    for _ in range(6):
+        words = [rng.choice(_WORDS) for _ in range(rng.randint(6, 14))]
+        sentences.append(" ".join(words).capitalize() + ".")
+    return " ".join(sentences) + "\n"
+
+
+def _tool_schema(rng: random.Random, index: int) -> dict:
+    verbs = ("get", "set", "list", "create", "delete", "search", "convert", "summarize")
+    nouns = ("calendar_event", "reminder", "note", "contact", "file", "unit", "timezone", "task")
+    name = f"{verbs[index % len(verbs)]}_{nouns[(index // len(verbs)) % len(nouns)]}_{index}"
+    properties = {
+        f"arg_{k}": {"type": rng.choice(("string", "integer", "boolean")),
+                     "description": " ".join(rng.choice(_WORDS) for _ in range(8))}
+        for k in range(3)
+    }
+    return {"type": "function", "function": {
+        "name": name, "description": " ".join(rng.choice(_WORDS) for _ in range(12)),
+        "parameters": {"type": "object", "properties": properties, "required": ["arg_0"]}}}
+
+
+# --- one engine on one backend --------------------------------------------------
+
+class BenchPage:
+    """A fresh bench page with one engine selected."""
+
+    def __init__(self, context, base_url: str, engine: str):
+        self.page = context.new_page()
+        self.page.on("pageerror", lambda error: log(f"  page error: {error}"))
+        self.page.goto(base_url + BENCH_PAGE)
+        self.page.wait_for_function("window.benchReady === true")
+        self.page.evaluate("name => bench.useEngine(name)", engine)
+
+    def call(self, method: str, *args):
+        return self.page.evaluate(f"args => bench.{method}(...args)", list(args))
+
+    def generate(self, prompt_ids: list[int], max_tokens: int, reuse_prefix: bool = False) -> dict:
+        return self.call("generate", prompt_ids, {"maxTokens": max_tokens, "reusePrefix": reuse_prefix})
+
+    def close(self):
+        try:
+            self.call("unload")
+        finally:
+            self.page.close()
+
+
+def measure_engine(context, base_url, engine, folder_url, backend, dtype, threads, prompts, repeats) -> dict:
+    """All figures for one engine; raises when the engine cannot load the folder."""
+    load_options = {"folderUrl": folder_url, "backend": backend, "dtype": dtype, "threads": threads}
+    cold_page = BenchPage(context, base_url, engine)
+    cold_page.call("clearCache", folder_url)
+    cold = cold_page.call("load", load_options)
+    cold_page.close()
+
+    page = BenchPage(context, base_url, engine)
+    try:
+        cached = page.call("load", load_options)
+        figures = {"backend": cached["backend"], "dtype": cached["dtype"], "threads": cached["threads"],
+                   "load_cold_s": cold["loadMs"] / 1000, "load_cached_s": cached["loadMs"] / 1000}
+        page.generate(prompts.plain(16, variant=99), 4)  # warm-up: first-call compilation is not steady state
+        figures.update(measure_generation(page, prompts, repeats))
+        figures["memory_bytes"] = page.call("memoryBytes")
+        figures.update(measure_agent(page, prompts, reuse_options=(False, True) if engine == "botpsy" else (False,)))
+    finally:
+        page.close()
+    return figures
+
+
+def measure_generation(page: BenchPage, prompts: BenchPrompts, repeats: int) -> dict:
+    figures = {}
+    for length in PREFILL_LENGTHS:
+        log(f"  prefill {length} tokens")
+        runs = [page.generate(prompts.plain(length, variant=run), 1) for run in range(repeats)]
+        figures[f"prefill_tok_s_{length}"] = statistics.median(length / (r["ttftMs"] / 1000) for r in runs)
+
+    log(f"  decode {DECODE_TOKENS} tokens")
+    chat = prompts.chat([{"role": "user", "content": "Tell me a long story about a lighthouse keeper."}])
+    runs = [page.generate(chat, DECODE_TOKENS) for _ in range(repeats)]
+    figures["ttft_ms"] = statistics.median(r["ttftMs"] for r in runs)
+    figures["decode_tok_s"] = statistics.median(decode_rate(r) for r in runs)
+    figures["decode_tokens"] = [r["tokens"] for r in runs][0]
+
+    log(f"  decode {LONG_CONTEXT_DECODE_TOKENS} tokens after {LONG_CONTEXT} tokens of context")
+    runs = [page.generate(prompts.plain(LONG_CONTEXT, variant=100 + run), LONG_CONTEXT_DECODE_TOKENS)
+            for run in range(repeats)]
+    figures[f"decode_tok_s_after_{LONG_CONTEXT}"] = statistics.median(decode_rate(r) for r in runs)
+    return figures
+
+
+def decode_rate(run: dict) -> float:
+    """Tokens per second after the first token (the first one pays for the prefill)."""
+    return (len(run["tokens"]) - 1) / ((run["totalMs"] - run["ttftMs"]) / 1000)
+
+
+def measure_agent(page: BenchPage, prompts: BenchPrompts, reuse_options) -> dict:
+    """The agent scenario's end-to-end seconds per prefix-reuse setting."""
+    figures = {}
+    for reuse in reuse_options:
+        label = "with_reuse" if reuse else "without_reuse"
+        log(f"  agent scenario {label.replace('_', ' ')}")
+        seconds, replies, reused = run_agent_turns(page, prompts, reuse)
+        figures[f"agent_s_{label}"] = seconds
+        figures[f"agent_reused_tokens_{label}"] = reused
+        figures[f"agent_replies_{label}"] = replies
+    if True in reuse_options:
+        # As the app would: the system prompt is prefilled while the person types.
+        log("  agent scenario with reuse, system prompt prefilled beforehand")
+        page.generate(prompts.system_only(), 1, reuse_prefix=True)
+        seconds, _, reused = run_agent_turns(page, prompts, True, keep_prefix=True)
+        figures["agent_s_with_reuse_prewarmed"] = seconds
+        figures["agent_reused_tokens_with_reuse_prewarmed"] = reused
+        figures["agent_reuse_gives_identical_tokens"] = (
+            figures["agent_replies_with_reuse"] == figures["agent_replies_without_reuse"])
+    return figures
+
+
+def run_agent_turns(page, prompts, reuse: bool, keep_prefix: bool = False):
+    messages = [{"role": "system", "content": prompts.system_prompt}]
+    total_ms, replies, reused = 0.0, [], []
+    if reuse and not keep_prefix:
+        page.generate(prompts.plain(8, variant=500), 1, reuse_prefix=False)  # forget earlier prefixes
+    for turn in AGENT_TURNS:
+        messages.append({"role": "user", "content": turn})
+        run = page.generate(prompts.chat(messages), AGENT_REPLY_TOKENS, reuse_prefix=reuse)
+        total_ms += run["totalMs"]
+        reused.append(run["reusedTokens"])
+        replies.append(run["tokens"])
+        messages.append({"role": "assistant", "content": prompts.decode(run["tokens"])})
+    return total_ms / 1000, replies, reused
+
+
+# --- the whole bench -------------------------------------------------------------
+
+def choose_backends(requested: str, adapter: dict) -> list[str]:
+    if requested == "auto":
+        hardware_gpu = adapter["available"] and not adapter["fallback"]
+        return ["wasm", "webgpu"] if hardware_gpu else ["wasm"]
+    backends = [name.strip() for name in requested.split(",") if name.strip()]
+    unknown = [name for name in backends if name not in ("wasm", "webgpu")]
+    if unknown or not backends:
+        raise ValueError(f"--backends takes auto, wasm, webgpu or wasm,webgpu; got {requested!r}")
+    if "webgpu" in backends and not adapter["available"]:
+        raise ValueError(f"--backends asks for webgpu but this browser has no WebGPU adapter ({adapter['name']})")
+    return backends
+
+
+def pick_dtype(manifest: dict, backend: str, requested: str | None) -> str:
+    dtypes = manifest.get("dtypes", {})
+    if requested:
+        if requested not in dtypes:
+            raise ValueError(f"--dtype {requested} is not in this folder; it has {', '.join(dtypes)}")
+        return requested
+    recommended = manifest.get("recommended_dtype", {}).get(backend)
+    return recommended if recommended in dtypes else "fp32"
+
+
+def ratio(numerator, denominator):
+    if numerator is None or denominator in (None, 0):
+        return None
+    return numerator / denominator
+
+
+def backend_ratios(engines: dict) -> dict:
+    ours, theirs = engines.get("botpsy", {}), engines.get("transformers.js", {})
+    return {
+        "decode_vs_transformersjs": ratio(ours.get("decode_tok_s"), theirs.get("decode_tok_s")),
+        "decode_after_1024_vs_transformersjs": ratio(ours.get(f"decode_tok_s_after_{LONG_CONTEXT}"),
+                                                     theirs.get(f"decode_tok_s_after_{LONG_CONTEXT}")),
+        "prefill_vs_transformersjs": ratio(ours.get("prefill_tok_s_1024"), theirs.get("prefill_tok_s_1024")),
+        "prefill_128_vs_transformersjs": ratio(ours.get("prefill_tok_s_128"), theirs.get("prefill_tok_s_128")),
+        "load_cached_vs_transformersjs": ratio(theirs.get("load_cached_s"), ours.get("load_cached_s")),
+        "agent_vs_transformersjs": ratio(theirs.get("agent_s_without_reuse"), ours.get("agent_s_with_reuse")),
+        "agent_prefix_reuse_speedup": ratio(ours.get("agent_s_without_reuse"), ours.get("agent_s_with_reuse")),
+        "agent_prefix_reuse_speedup_prewarmed": ratio(ours.get("agent_s_without_reuse"),
+                                                      ours.get("agent_s_with_reuse_prewarmed")),
+        "prefill_over_decode": ratio(ours.get("prefill_tok_s_1024"), ours.get("decode_tok_s")),
+    }
+
+
+def run_bench(folder: Path, backends: str = "auto", dtype: str | None = None, repeats: int = 3,
+              engines=ENGINES) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    folder = Path(folder).resolve()
+    manifest_path = folder / "manifest.json"
+    if not manifest_path.is_file():
+        raise FileNotFoundError(f"{folder} has no manifest.json: is it a folder written by `botpsy-web export`?")
+    manifest = json.loads(manifest_path.read_text())
+    unknown = [name for name in engines if name not in ENGINES]
+    if unknown:
+        raise ValueError(f"unknown engine(s) {', '.join(unknown)}; known: {', '.join(ENGINES)}")
+    prompts = BenchPrompts(folder)
+    server, base_url = serve_in_background(models_dir=folder.parent)
+    folder_url = f"/models/{folder.name}/"
+    report = {"model": manifest.get("name", folder.name), "folder": str(folder),
+              "architecture": manifest.get("architecture"), "repeats": repeats,
+              "machine": {"cpus": os.cpu_count(), "load_average_at_start": list(os.getloadavg())},
+              "backends": {}}
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
+            report["browser"] = f"Chromium {browser.version}"
+            context = browser.new_context()
+            probe = BenchPage(context, base_url, "botpsy")
+            adapter = probe.call("webGpuAdapter")
+            isolated = probe.call("crossOriginIsolated")
+            probe.page.close()
+            report["webgpu_adapter"] = adapter
+            threads = 2 if isolated else 1
+            for backend in choose_backends(backends, adapter):
+                chosen_dtype = pick_dtype(manifest, backend, dtype)
+                entry = {"dtype": chosen_dtype, "engines": {}, "errors": {}}
+                for engine in engines:
+                    log(f"bench: {backend} / {engine} / {chosen_dtype}")
+                    try:
+                        entry["engines"][engine] = measure_engine(
+                            context, base_url, engine, folder_url, backend, chosen_dtype, threads, prompts, repeats)
+                    except Exception as error:  # noqa: BLE001 - the other engine's figures still count
+                        message = str(error).splitlines()[0]
+                        log(f"  {engine} failed: {message}")
+                        entry["errors"][engine] = message
+                entry["ratios"] = backend_ratios(entry["engines"])
+                report["backends"][backend] = entry
+            browser.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    report["machine"]["load_average_at_end"] = list(os.getloadavg())
+    wasm = report["backends"].get("wasm", {}).get("ratios", {})
+    report["ratios"] = {key: wasm.get(key) for key in (
+        "decode_vs_transformersjs", "prefill_vs_transformersjs", "agent_prefix_reuse_speedup",
+        "agent_prefix_reuse_speedup_prewarmed", "prefill_over_decode")}
+    return report
+
+
+# --- printing ---------------------------------------------------------------------
+
+FIGURE_ROWS = (
+    ("load, cold (s)", "load_cold_s", "{:.2f}"),
+    ("load, from cache (s)", "load_cached_s", "{:.2f}"),
+    ("prefill @128 (tok/s)", "prefill_tok_s_128", "{:.1f}"),
+    ("prefill @1024 (tok/s)", "prefill_tok_s_1024", "{:.1f}"),
+    ("decode, short context (tok/s)", "decode_tok_s", "{:.2f}"),
+    (f"decode after {LONG_CONTEXT} tokens (tok/s)", f"decode_tok_s_after_{LONG_CONTEXT}", "{:.2f}"),
+    ("time to first token (ms)", "ttft_ms", "{:.0f}"),
+    ("memory (MB)", "memory_bytes", "{:.0f}"),
+    ("agent, no prefix reuse (s)", "agent_s_without_reuse", "{:.2f}"),
+    ("agent, prefix reuse (s)", "agent_s_with_reuse", "{:.2f}"),
+    ("agent, reuse + prefilled system (s)", "agent_s_with_reuse_prewarmed", "{:.2f}"),
+)
+
+
+def format_report(report: dict) -> str:
+    lines = [f"{report['model']} ({report['architecture']}), {report['browser']}, "
+             f"{report['machine']['cpus']} CPUs, medians of {report['repeats']}"]
+    for backend, entry in report["backends"].items():
+        engines = entry["engines"]
+        names = list(engines) or ["(none)"]
+        threads = next((f["threads"] for f in engines.values()), "?")
+        lines.append("")
+        lines.append(f"[{backend}, dtype {entry['dtype']}, {threads} thread(s)]")
+        lines.append(f"{'':38}" + "".join(f"{name:>18}" for name in names))
+        for label, key, pattern in FIGURE_ROWS:
+            cells = []
+            for name in names:
+                value = engines.get(name, {}).get(key)
+                if key == "memory_bytes" and value is not None:
+                    value = value / 1e6
+                cells.append(f"{pattern.format(value) if value is not None else '-':>18}")
+            lines.append(f"{label:38}" + "".join(cells))
+        for engine, message in entry["errors"].items():
+            lines.append(f"{engine} could not run: {message}")
+        lines.append("ratios: " + ", ".join(
+            f"{key} {value:.2f}" if value is not None else f"{key} -" for key, value in entry["ratios"].items()))
+    return "\n".join(lines)
+
+
+def log(message: str):
+    print(message, file=sys.stderr, flush=True)
+
+
+def register(subparsers):
+    parser = subparsers.add_parser("bench", help="measure load, prefill, decode and agent speed in the browser")
+    parser.add_argument("folder", type=Path, metavar="DIR", help="an exported model folder (with manifest.json)")
+    parser.add_argument("--json", action="store_true", help="print the raw figures as one JSON object, last")
+    parser.add_argument("--backends", default="auto",
+                        help="auto (WASM, plus WebGPU when a hardware adapter exists), wasm, webgpu, or wasm,webgpu")
+    parser.add_argument("--dtype", help="dtype for every engine (default: the manifest's recommendation per backend)")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per figure; the median is reported (default 3)")
+    parser.add_argument("--engines", default=",".join(ENGINES),
+                        help=f"comma-separated engines to measure (default {','.join(ENGINES)})")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    if args.repeats < 1:
+        print(f"error: --repeats must be at least 1, got {args.repeats}")
+        return 2
+    engines = [name.strip() for name in args.engines.split(",") if name.strip()]
+    try:
+        report = run_bench(args.folder, backends=args.backends, dtype=args.dtype, repeats=args.repeats,
+                           engines=engines)
+    except (FileNotFoundError, ValueError) as error:
+        print(f"error: {error}")
+        return 2
+    print(format_report(report))
+    if args.json:
+        print(json.dumps(report))
+    return 0 if all(entry["engines"].get("botpsy") for entry in report["backends"].values()) else 1
