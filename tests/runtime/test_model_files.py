@@ -277,3 +277,33 @@ def test_bad_arguments_get_clear_errors(harness):
         load(harness, GOOD_FOLDER, ["onnx/missing.onnx"])
     with pytest.raises(Exception, match=r"no model folder at .*/models/nowhere/"):
         load(harness, "nowhere")
+
+
+def test_carries_on_in_an_opaque_origin_iframe(harness, model_folders):
+    """A sandboxed iframe (opaque origin) has no Cache API and no OPFS: files load, uncached."""
+    result = harness.evaluate("""folderUrl => new Promise((resolve, reject) => {
+        const frame = document.createElement("iframe");
+        frame.sandbox = "allow-scripts";
+        const moduleUrl = new URL("/web/runtime/model-files.js", location.href).href;
+        frame.srcdoc = `<script type="module">
+            const modelFiles = await import(${JSON.stringify(moduleUrl)});
+            const warnings = [];
+            const warn = console.warn;
+            console.warn = (...args) => { warnings.push(args.join(" ")); warn(...args); };
+            try {
+              const manifest = await modelFiles.fetchManifest(${JSON.stringify(folderUrl)});
+              const files = await modelFiles.loadModelFiles(${JSON.stringify(folderUrl)}, manifest,
+                                                            Object.keys(manifest.files));
+              parent.postMessage({origin: self.origin, warnings,
+                                  sizes: Object.fromEntries([...files].map(([p, b]) => [p, b.length]))}, "*");
+            } catch (error) {
+              parent.postMessage({error: error.message}, "*");
+            }
+        <\\/script>`;
+        addEventListener("message", ({data}) => data.error ? reject(new Error(data.error)) : resolve(data));
+        document.body.append(frame);
+    })""", f"{harness.url.rsplit('/', 2)[0]}/{GOOD_FOLDER}/")
+
+    assert result["origin"] == "null"
+    assert result["sizes"] == {path: entry["size"] for path, entry in model_folders["sizes"].items()}
+    assert any("will not be cached" in text for text in result["warnings"])
