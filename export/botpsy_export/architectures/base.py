@@ -1,0 +1,97 @@
+"""What an architecture class provides to the exporter; subclasses override only what differs."""
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import torch
+
+
+@dataclass(frozen=True)
+class StateSpec:
+    """One state tensor carried between calls (a manifest `cache` entry)."""
+
+    input: str
+    output: str
+    kind: str  # key | value | conv | recurrent
+    shape: tuple  # the zero-initial state; the seq_axis dim is 0
+    seq_axis: int | None = None
+    dtype: str = "float32"
+
+    def manifest_entry(self) -> dict:
+        return {"input": self.input, "output": self.output, "kind": self.kind,
+                "dtype": self.dtype, "shape": list(self.shape), "seq_axis": self.seq_axis}
+
+    def zeros(self) -> torch.Tensor:
+        return torch.zeros(self.shape, dtype=torch.float32)
+
+
+def attention_state_specs(layer, kv_heads, head_dim):
+    return [
+        StateSpec(f"past_key_values.{layer}.key", f"present.{layer}.key", "key", (1, kv_heads, 0, head_dim), 2),
+        StateSpec(f"past_key_values.{layer}.value", f"present.{layer}.value", "value", (1, kv_heads, 0, head_dim), 2),
+    ]
+
+
+class Architecture:
+    """Turns a loaded Hugging Face causal LM into an exportable graph module plus folder metadata.
+
+    The graph module's forward is (input_ids, attention_mask, position_ids, *past_states)
+    -> (logits [1, 1, vocab] of the last position, *present_states), states in
+    `state_specs()` order.
+    """
+
+    name: ClassVar[str]
+    model_types: ClassVar[tuple[str, ...]]
+    tool_call_format: ClassVar[str | None] = None
+    chat_template_supports_tools: ClassVar[bool] = False
+
+    def __init__(self, model, tokenizer):
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.config = model.config
+
+    @classmethod
+    def load_pretrained(cls, folder):
+        """Load fp32 weights from a local Hugging Face folder (safetensors only)."""
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        return AutoModelForCausalLM.from_pretrained(
+            folder, dtype=torch.float32, use_safetensors=True, trust_remote_code=False)
+
+    def state_specs(self) -> list[StateSpec]:
+        raise NotImplementedError
+
+    def graph_module(self) -> torch.nn.Module:
+        raise NotImplementedError
+
+    def chat_template(self) -> str:
+        """The Jinja chat template shipped in tokenizer_config.json."""
+        template = getattr(self.tokenizer, "chat_template", None)
+        if not template:
+            raise ValueError(f"{self.name}: the tokenizer has no chat template")
+        return template
+
+    def token_id(self, token: str) -> int:
+        token_id = self.tokenizer.convert_tokens_to_ids(token)
+        if token_id is None or token_id == self.tokenizer.unk_token_id:
+            raise ValueError(f"{self.name}: the tokenizer has no token {token!r}")
+        return token_id
+
+    def eos_token_ids(self) -> list[int]:
+        """End-of-turn tokens; chat models stop at the end-of-message token."""
+        return [self.token_id("<|im_end|>")]
+
+    def message_boundary_token_ids(self) -> list[int]:
+        return [self.token_id("<|im_start|>")]
+
+    def bos_token_id(self) -> int | None:
+        """Only set when the tokenizer prepends it by itself."""
+        ids = self.tokenizer("a")["input_ids"]
+        bos = self.tokenizer.bos_token_id
+        return bos if bos is not None and ids and ids[0] == bos else None
+
+    def reference_logits(self, input_ids: torch.Tensor) -> torch.Tensor:
+        """PyTorch fp32 logits for every position of [1, T] input_ids, no cache: the parity baseline."""
+        with torch.no_grad():
+            return self.model(input_ids=input_ids, use_cache=False).logits[0].float()

@@ -1,0 +1,61 @@
+"""Tensor functions shared by architecture graphs (batch is always 1 in exported graphs).
+
+Written so that TorchScript tracing keeps every sequence length dynamic: lengths come
+from tensors (cumsum of the mask, reshape with -1), never from Python ints.
+"""
+
+import torch
+import torch.nn.functional as F
+
+MASKED = torch.finfo(torch.float32).min
+
+
+def rms_norm(x, weight, eps, weight_offset=0.0):
+    """RMSNorm; Qwen3.5 stores weight - 1 (weight_offset=1.0), Llama stores weight."""
+    normed = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+    return normed * (weight + weight_offset)
+
+
+def rope_tables(position_ids, inv_freq, scaling=1.0):
+    """cos/sin [1, T, rotary_dim] for absolute positions; rotary_dim = 2 * len(inv_freq)."""
+    freqs = position_ids[..., None].float() * inv_freq
+    angles = torch.cat([freqs, freqs], dim=-1)
+    return angles.cos() * scaling, angles.sin() * scaling
+
+
+def apply_rope(x, cos, sin):
+    """Rotate the first rotary_dim dims of x [1, H, T, D] (half-split pairing); the rest pass through."""
+    rotary_dim = cos.shape[-1]
+    cos, sin = cos[:, None], sin[:, None]
+    rotated, passthrough = x[..., :rotary_dim], x[..., rotary_dim:]
+    first, second = rotated[..., : rotary_dim // 2], rotated[..., rotary_dim // 2 :]
+    turned = torch.cat([-second, first], dim=-1)
+    return torch.cat([rotated * cos + turned * sin, passthrough], dim=-1)
+
+
+def cached_attention(query, key, value, past_key, past_value, attention_mask, position_ids, scale):
+    """Causal grouped-query attention over [past cache + new tokens].
+
+    query [1, H, T, D]; key/value [1, KV, T, D]; past_* [1, KV, P, D];
+    attention_mask [1, P+T] (ones); position_ids [1, T] = P .. P+T-1.
+    Returns (output [1, T, H*D], present_key, present_value).
+    """
+    heads, head_dim = query.shape[1], query.shape[3]
+    kv_heads = key.shape[1]
+    groups = heads // kv_heads
+    present_key = torch.cat([past_key, key], dim=2)
+    present_value = torch.cat([past_value, value], dim=2)
+
+    key_positions = attention_mask.cumsum(-1) - 1
+    allowed = (key_positions[:, None, :] <= position_ids[:, :, None]) & (attention_mask[:, None, :] > 0)
+    bias = torch.zeros_like(allowed, dtype=torch.float32).masked_fill(~allowed, MASKED)
+
+    grouped = query.reshape(1, kv_heads, groups, -1, head_dim)
+    scores = grouped @ present_key[:, :, None].transpose(-1, -2) * scale
+    probs = F.softmax(scores + bias[:, None, None], dim=-1)
+    out = (probs @ present_value[:, :, None]).reshape(1, heads, -1, head_dim)
+    return out.transpose(1, 2).reshape(1, -1, heads * head_dim), present_key, present_value
+
+
+def gated_mlp(x, gate_proj, up_proj, down_proj):
+    return down_proj(F.silu(gate_proj(x)) * up_proj(x))

@@ -1,0 +1,68 @@
+"""Llama-family decoders (SmolLM2): RMSNorm, full RoPE, grouped-query attention, SwiGLU."""
+
+import torch
+import torch.nn.functional as F
+
+from . import register
+from .base import Architecture, attention_state_specs
+from .blocks import apply_rope, cached_attention, gated_mlp, rms_norm, rope_tables
+
+
+class LlamaGraph(torch.nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        config = model.config
+        self.decoder = model.model
+        self.eps = config.rms_norm_eps
+        self.heads = config.num_attention_heads
+        self.kv_heads = config.num_key_value_heads
+        self.head_dim = getattr(config, "head_dim", None) or config.hidden_size // self.heads
+        rotary = self.decoder.rotary_emb
+        self.register_buffer("inv_freq", rotary.inv_freq.detach().clone().float(), persistent=False)
+        self.rope_scaling = float(getattr(rotary, "attention_scaling", 1.0))
+        # Untied copy: the head is quantized separately from the embedding table.
+        self.lm_head_weight = torch.nn.Parameter(model.lm_head.weight.detach().clone(), requires_grad=False)
+
+    def forward(self, input_ids, attention_mask, position_ids, *past):
+        hidden = F.embedding(input_ids, self.decoder.embed_tokens.weight)
+        cos, sin = rope_tables(position_ids, self.inv_freq, self.rope_scaling)
+        presents = []
+        for index, layer in enumerate(self.decoder.layers):
+            attn = layer.self_attn
+            x = rms_norm(hidden, layer.input_layernorm.weight, self.eps)
+            q = attn.q_proj(x).reshape(1, -1, self.heads, self.head_dim).transpose(1, 2)
+            k = attn.k_proj(x).reshape(1, -1, self.kv_heads, self.head_dim).transpose(1, 2)
+            v = attn.v_proj(x).reshape(1, -1, self.kv_heads, self.head_dim).transpose(1, 2)
+            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+            out, present_key, present_value = cached_attention(
+                q, k, v, past[2 * index], past[2 * index + 1], attention_mask, position_ids, self.head_dim**-0.5
+            )
+            hidden = hidden + attn.o_proj(out)
+            mlp = layer.mlp
+            x = rms_norm(hidden, layer.post_attention_layernorm.weight, self.eps)
+            hidden = hidden + gated_mlp(x, mlp.gate_proj, mlp.up_proj, mlp.down_proj)
+            presents += [present_key, present_value]
+        last = rms_norm(hidden[:, -1:, :], self.decoder.norm.weight, self.eps)
+        return (F.linear(last, self.lm_head_weight), *presents)
+
+
+@register
+class LlamaArchitecture(Architecture):
+    name = "llama"
+    model_types = ("llama",)
+    tool_call_format = "hermes_json"
+
+    def state_specs(self):
+        config = self.config
+        head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+        specs = []
+        for layer in range(config.num_hidden_layers):
+            specs += attention_state_specs(layer, config.num_key_value_heads, head_dim)
+        return specs
+
+    def graph_module(self):
+        return LlamaGraph(self.model).eval()
+
+    @property
+    def chat_template_supports_tools(self) -> bool:
+        return "tools" in self.chat_template()

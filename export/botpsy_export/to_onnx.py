@@ -1,0 +1,96 @@
+"""Trace an architecture's graph module to an fp32 ONNX file that onnxruntime-web 1.30 accepts."""
+
+import os
+import tempfile
+from pathlib import Path
+
+import onnx
+import torch
+
+from .architectures import Architecture
+
+OPSET = 18
+MAX_IR_VERSION = 10  # onnxruntime-web 1.30 rejects IR > 13; opset 18 needs >= 8
+EXTERNAL_DATA_THRESHOLD = int(1.8 * 2**30)
+TRACE_PAST_LENGTH = 3
+TRACE_NEW_TOKENS = 2
+
+
+def graph_input_names(arch: Architecture) -> list[str]:
+    return ["input_ids", "attention_mask", "position_ids"] + [s.input for s in arch.state_specs()]
+
+
+def graph_output_names(arch: Architecture) -> list[str]:
+    return ["logits"] + [s.output for s in arch.state_specs()]
+
+
+def _example_inputs(arch: Architecture):
+    past, new = TRACE_PAST_LENGTH, TRACE_NEW_TOKENS
+    states = []
+    for spec in arch.state_specs():
+        shape = list(spec.shape)
+        if spec.seq_axis is not None:
+            shape[spec.seq_axis] = past
+        states.append(torch.randn(shape) * 0.1)
+    return (
+        torch.tensor([[5, 7]], dtype=torch.long)[:, :new],
+        torch.ones(1, past + new, dtype=torch.long),
+        torch.arange(past, past + new, dtype=torch.long)[None],
+        *states,
+    )
+
+
+def _dynamic_axes(arch: Architecture) -> dict:
+    axes = {"input_ids": {1: "sequence"}, "attention_mask": {1: "total_sequence"},
+            "position_ids": {1: "sequence"}}
+    for spec in arch.state_specs():
+        if spec.seq_axis is not None:
+            axes[spec.input] = {spec.seq_axis: "past_sequence"}
+            axes[spec.output] = {spec.seq_axis: "total_sequence"}
+    return axes
+
+
+def save_model(model: onnx.ModelProto, path: Path) -> list[Path]:
+    """Save, with external data only when the graph needs it; returns the files written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    model.ir_version = min(model.ir_version, MAX_IR_VERSION)
+    data_name = path.name + "_data"
+    if os.path.exists(path.parent / data_name):
+        os.remove(path.parent / data_name)
+    if model.ByteSize() > EXTERNAL_DATA_THRESHOLD or _has_external_data(model):
+        onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
+                        location=data_name, size_threshold=1024)
+        return [path, path.parent / data_name]
+    onnx.save_model(model, path)
+    return [path]
+
+
+def _has_external_data(model: onnx.ModelProto) -> bool:
+    return any(t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer)
+
+
+def export_fp32(arch: Architecture, path: Path) -> list[Path]:
+    """Export the fp32 graph to `path`; returns the files written (graph + external data)."""
+    module = arch.graph_module()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # The TorchScript exporter may spill one file per parameter: keep that in a scratch folder.
+    with tempfile.TemporaryDirectory(dir=path.parent, prefix=".trace-") as scratch:
+        trace_path = Path(scratch) / "model.onnx"
+        with torch.no_grad():
+            torch.onnx.export(
+                module, _example_inputs(arch), str(trace_path), dynamo=False, opset_version=OPSET,
+                input_names=graph_input_names(arch), output_names=graph_output_names(arch),
+                dynamic_axes=_dynamic_axes(arch), do_constant_folding=True,
+                custom_opsets={"com.microsoft": 1},
+            )
+        model = onnx.load(trace_path)
+    _check_io(model, arch)
+    return save_model(model, path)
+
+
+def _check_io(model: onnx.ModelProto, arch: Architecture):
+    inputs = [i.name for i in model.graph.input]
+    outputs = [o.name for o in model.graph.output]
+    if inputs != graph_input_names(arch) or outputs != graph_output_names(arch):
+        raise RuntimeError(f"traced graph has inputs {inputs} and outputs {outputs}, "
+                           f"expected {graph_input_names(arch)} -> {graph_output_names(arch)}")
