@@ -1,0 +1,24 @@
+"""Greedy generation in the browser (web/runtime) matches onnxruntime in Python, token for
+token, for both test architectures, on WASM and on WebGPU (SwiftShader in headless Chromium)."""
+
+import pytest
+
+from botpsy_web.verify_browser import DEFAULT_PROMPTS, verify_in_page
+
+CASES = [
+    ("tiny-qwen3.5", "wasm", DEFAULT_PROMPTS, 16),
+    ("smollm2-135m", "wasm", DEFAULT_PROMPTS, 16),
+    ("tiny-qwen3.5", "webgpu", DEFAULT_PROMPTS, 12),
+    ("smollm2-135m", "webgpu", DEFAULT_PROMPTS[:2], 6),  # SwiftShader is slow: fewer tokens
+]
+
+
+@pytest.mark.parametrize("model_name, backend, prompts, steps", CASES,
+                         ids=[f"{name}-{backend}" for name, backend, _, _ in CASES])
+def test_fp32_greedy_tokens_match_onnxruntime_python(runtime_page, server, exported_model,
+                                                     model_name, backend, prompts, steps):
+    folder = exported_model(model_name)
+    agreement, info = verify_in_page(runtime_page, server, folder, backend, "fp32", prompts, steps)
+    assert info["backend"] == backend, info["reason"]
+    assert agreement.token_agreement == 1.0, agreement.prompts
+    assert agreement.max_abs_logit_diff < 1e-2, agreement.prompts

@@ -1,0 +1,72 @@
+"""Prefix reuse: a prompt that extends (or shares the start of) an earlier one computes only
+the new tokens, and the generated tokens are exactly those of a fresh run.
+KV-only models (smollm2) cut their cache back; the hybrid tiny-qwen3.5 resumes from
+snapshots taken at message boundaries and at prompt ends."""
+
+import pytest
+
+SYSTEM = "<|im_start|>system\nYou are a helpful assistant. Answer briefly and precisely.<|im_end|>\n"
+TURN1 = SYSTEM + "<|im_start|>user\nName three colours.<|im_end|>\n<|im_start|>assistant\n"
+GREEDY = {"maxTokens": 8, "stopOnEos": False}
+
+
+@pytest.fixture(scope="module", params=["smollm2-135m", "tiny-qwen3.5"])
+def model(request, runtime_page, server, exported_model, runtime_driver):
+    """(generate(prompt, **options), fresh(prompt), tokenize(text)) on a loaded folder."""
+    runtime_driver.load(runtime_page, server, exported_model(request.param))
+
+    def generate(prompt, **options):
+        return runtime_driver.generate(runtime_page, prompt, **{**GREEDY, **options})
+
+    def fresh(prompt):
+        return generate(prompt, reusePrefix=False)
+
+    def tokenize(text):
+        return runtime_page.evaluate("(text) => window.clients.model.tokenize(text)", text)
+
+    return generate, fresh, tokenize
+
+
+def test_continuing_a_conversation_reuses_the_processed_prefix(model):
+    generate, fresh, tokenize = model
+    first = generate(TURN1)
+    turn2 = TURN1 + first["text"] + "<|im_end|>\n<|im_start|>user\nAnd three more?<|im_end|>\n<|im_start|>assistant\n"
+    reused = generate(turn2)
+    # at least up to the last message boundary of turn 1 (generated text may re-tokenize differently)
+    before_last_message = TURN1[:TURN1.rindex("<|im_start|>")]
+    assert reused["stats"]["reusedTokens"] >= len(tokenize(before_last_message))
+    assert reused["stats"]["reusedTokens"] < reused["stats"]["promptTokens"]
+    assert reused["tokens"] == fresh(turn2)["tokens"]
+
+
+def test_a_prompt_that_diverges_inside_the_last_message_resumes_at_or_before_it(model):
+    generate, fresh, tokenize = model
+    generate(TURN1)
+    edited = SYSTEM + "<|im_start|>user\nName three animals.<|im_end|>\n<|im_start|>assistant\n"
+    reused = generate(edited)
+    assert reused["stats"]["reusedTokens"] >= len(tokenize(SYSTEM))
+    assert reused["tokens"] == fresh(edited)["tokens"]
+
+
+def test_the_same_prompt_twice_gives_the_same_tokens(model):
+    generate, _, _ = model
+    once = generate(TURN1)
+    again = generate(TURN1)
+    assert again["stats"]["reusedTokens"] > 0
+    assert again["tokens"] == once["tokens"]
+
+
+def test_token_id_prompts_and_text_prompts_share_the_state(model):
+    generate, fresh, tokenize = model
+    ids = tokenize(TURN1)
+    by_text = generate(TURN1)
+    extended = ids + by_text["tokens"][:3]
+    by_ids = generate(extended)
+    assert by_ids["stats"]["reusedTokens"] >= len(ids)
+    assert by_ids["tokens"] == fresh(extended)["tokens"]
+
+
+def test_a_fresh_run_reuses_nothing(model):
+    generate, fresh, _ = model
+    generate(TURN1)
+    assert fresh(TURN1)["stats"]["reusedTokens"] == 0
