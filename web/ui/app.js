@@ -55,6 +55,7 @@ async function loadSelectedModel() {
   const selection = picker.selection();
   if (!selection || session.loading) return;
   session.loading = true;
+  await offlineReady; // so the runtime's workers start under the service worker
   setComposerEnabled(false);
   $("load-button").disabled = true;
   setBadge("loading", `Loading ${selection.model.name}…`);
@@ -194,17 +195,15 @@ new FileDrop({
 async function refreshStorage() {
   const parts = [];
   try {
+    // {usedBytes, quotaBytes, models: [{folderUrl, bytes}]} from the runtime.
     const usage = await session.storageUsage();
-    const models = usage?.models ?? usage?.byModel ?? null;
-    const modelBytes = usage?.modelBytes ?? usage?.total ?? usage?.bytes
-      ?? (models ? Object.values(models).reduce((a, b) => a + (Number(b) || Number(b?.bytes) || 0), 0) : null);
-    if (Number.isFinite(modelBytes)) parts.push(`Models stored: ${formatBytes(modelBytes)}`);
-  } catch {
-    // The runtime may not be loaded yet; the browser's own estimate below still helps.
-  }
-  if (navigator.storage?.estimate) {
-    const { usage, quota } = await navigator.storage.estimate();
-    parts.push(`this site uses ${formatBytes(usage)} of ${formatBytes(quota)} available`);
+    const modelBytes = (usage.models || []).reduce((sum, m) => sum + (m.bytes || 0), 0);
+    parts.push(`Models stored: ${formatBytes(modelBytes)} (${usage.models?.length || 0})`);
+    if (Number.isFinite(usage.usedBytes)) {
+      parts.push(`this site uses ${formatBytes(usage.usedBytes)} of ${formatBytes(usage.quotaBytes)}`);
+    }
+  } catch (error) {
+    parts.push(`Storage figures are unavailable (${describeError(error)})`);
   }
   $("storage-text").textContent = parts.length ? parts.join("; ") + "." : "Storage figures are unavailable here.";
 }
@@ -241,8 +240,9 @@ $("panel-toggle").addEventListener("click", () => {
 });
 
 // --- start --------------------------------------------------------------------
+const offlineReady = registerServiceWorker().then((status) => console.info(`BotPsy: ${status}`));
+
 async function start() {
-  registerServiceWorker({ onStatus: (message) => console.info(message) });
   try {
     const models = await fetchModelIndex(MODELS_INDEX_URL);
     const lastModel = localStorage.getItem(LAST_MODEL_KEY);

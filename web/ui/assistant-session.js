@@ -50,7 +50,10 @@ export class AssistantSession extends EventTarget {
     this.model = null;
     this.agent = null;
     this.info = null;
-    if (model) await model.unload().catch(() => {});
+    if (model) {
+      await model.unload().catch(() => {});
+      model.terminate?.();
+    }
   }
 
   get ready() {
@@ -124,7 +127,7 @@ export class AssistantSession extends EventTarget {
     try {
       return await client.storageUsage();
     } finally {
-      client.unload().catch(() => {});
+      client.terminate();
     }
   }
 
@@ -138,7 +141,7 @@ export class AssistantSession extends EventTarget {
     try {
       return await client.deleteModel(folderUrl);
     } finally {
-      client.unload().catch(() => {});
+      client.terminate();
     }
   }
 

@@ -1,20 +1,37 @@
 // Registers the service worker (web/sw.js) that keeps the app usable offline.
-// It needs scope "/" so it controls index.html; the server must send
-// `Service-Worker-Allowed: /` for /web/sw.js. Without it, the app still works online.
+// It needs scope "/" so it controls index.html; the server sends
+// `Service-Worker-Allowed: /` for that. Without a service worker the app still works online.
 
 export const SERVICE_WORKER_URL = new URL("../sw.js", import.meta.url);
+const ROOT_SCOPE = new URL("../../", import.meta.url).pathname;
 
-export async function registerServiceWorker({ onStatus } = {}) {
-  if (!("serviceWorker" in navigator)) {
-    onStatus?.("Offline use is unavailable in this browser.");
-    return null;
-  }
-  const scope = new URL("../../", import.meta.url).pathname;
+/**
+ * Registers the worker and resolves once it controls this page (or after timeoutMs,
+ * or at once when unavailable), so workers started afterwards have their files cached.
+ * Resolves to a short status line.
+ */
+export async function registerServiceWorker({ timeoutMs = 8000 } = {}) {
+  if (!("serviceWorker" in navigator)) return "Offline use is unavailable in this browser.";
   try {
-    const registration = await navigator.serviceWorker.register(SERVICE_WORKER_URL, { scope, type: "module" });
-    return registration;
+    await navigator.serviceWorker.register(SERVICE_WORKER_URL, { scope: ROOT_SCOPE });
   } catch (error) {
-    onStatus?.(`Offline use is off: the service worker did not register (${error.message}).`);
-    return null;
+    return `Offline use is off: the service worker did not register (${error.message}).`;
   }
+  const controlled = await whenControlled(timeoutMs);
+  if (!controlled) return "Offline use is still being set up.";
+  // Files this page loaded before the worker took over: ask it to keep them too.
+  const urls = [location.href, ...performance.getEntriesByType("resource").map((entry) => entry.name)];
+  navigator.serviceWorker.controller?.postMessage({ type: "cache-urls", urls });
+  return "Ready for offline use.";
+}
+
+function whenControlled(timeoutMs) {
+  if (navigator.serviceWorker.controller) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), timeoutMs);
+    navigator.serviceWorker.addEventListener("controllerchange", () => {
+      clearTimeout(timer);
+      resolve(true);
+    }, { once: true });
+  });
 }

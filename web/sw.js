@@ -1,0 +1,189 @@
+// BotPsy's service worker: the app keeps working offline after one visit.
+//
+// - App files (index.html, web/, static/css|icons|build|examples) are served network
+//   first, so an online visit always gets the current code, and from the cache offline.
+// - Runtimes under /node_modules/ are pinned by package.json: served cache first.
+// - Model files are stored by the runtime itself (web/runtime/model-files.js, Cache API
+//   "botpsy-models-v1") once their sha256 is checked. This worker only reads them back
+//   through caches.match and never stores them a second time.
+// - /models/index.json (the model list) is kept so the picker works offline.
+//
+// Bump VERSION to ship a new app version: the next visit installs it, deletes the old
+// app cache, and leaves stored models alone.
+
+const VERSION = "2026-11-30.1";
+const APP_CACHE = `botpsy-app-${VERSION}`;
+const APP_CACHE_PREFIX = "botpsy-app-";
+const INDEX_CACHE = "botpsy-model-index";
+const ROOT = new URL("../", self.location.href);
+
+// Fetched at install; anything missing (e.g. an unbuilt agent bundle) is skipped,
+// and picked up later when the page uses it.
+const PRECACHE = [
+  "", "index.html",
+  "static/css/tokens.css", "static/css/chat.css", "static/css/app.css", "static/icons/botpsy.svg",
+  "web/ui/app.js", "web/ui/assistant-session.js", "web/ui/chat-view.js", "web/ui/tool-card.js",
+  "web/ui/confirm-dialog.js", "web/ui/dom.js", "web/ui/format.js", "web/ui/icons.js",
+  "web/ui/model-panel.js", "web/ui/settings-panel.js", "web/ui/file-drop.js", "web/ui/transcript.js",
+  "web/ui/offline.js",
+  "web/runtime/model-client.js", "web/runtime/protocol.js", "web/runtime/model-worker.js",
+  "web/agent/agent-host.js",
+  "static/build/agent-py.zip",
+  "node_modules/pyodide/pyodide.mjs", "node_modules/pyodide/pyodide.asm.mjs",
+  "node_modules/pyodide/pyodide.asm.wasm", "node_modules/pyodide/python_stdlib.zip",
+  "node_modules/pyodide/pyodide-lock.json",
+  "node_modules/onnxruntime-web/dist/ort.wasm.min.mjs",
+  "node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.mjs",
+  "node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.wasm",
+  "node_modules/@huggingface/tokenizers/dist/tokenizers.min.mjs",
+].map((path) => new URL(path, ROOT).href);
+
+// Without these on every response, a page served from here loses crossOriginIsolated
+// (and with it WASM threads).
+const ISOLATION_HEADERS = {
+  "Cross-Origin-Opener-Policy": "same-origin",
+  "Cross-Origin-Embedder-Policy": "require-corp",
+  "Cross-Origin-Resource-Policy": "cross-origin",
+};
+
+self.addEventListener("install", (event) => {
+  event.waitUntil((async () => {
+    const cache = await caches.open(APP_CACHE);
+    await Promise.all(PRECACHE.map((url) => storeFresh(cache, url)));
+    await self.skipWaiting();
+  })());
+});
+
+self.addEventListener("activate", (event) => {
+  event.waitUntil((async () => {
+    for (const name of await caches.keys()) {
+      if (name.startsWith(APP_CACHE_PREFIX) && name !== APP_CACHE) await caches.delete(name);
+    }
+    await self.clients.claim();
+  })());
+});
+
+// The page sends the URLs it loaded before this worker controlled it (first visit).
+self.addEventListener("message", (event) => {
+  const { type, urls } = event.data || {};
+  if (type === "cache-urls" && Array.isArray(urls)) {
+    event.waitUntil((async () => {
+      const cache = await caches.open(APP_CACHE);
+      const wanted = urls.filter((url) => routeOf(new URL(url)) === "app" || routeOf(new URL(url)) === "runtime");
+      await Promise.all(wanted.map(async (url) => (await cache.match(url)) || storeFresh(cache, url)));
+      event.source?.postMessage({ type: "cached-urls", count: wanted.length });
+    })());
+  } else if (type === "version") {
+    event.source?.postMessage({ type: "version", version: VERSION });
+  }
+});
+
+self.addEventListener("fetch", (event) => {
+  const request = event.request;
+  if (request.method !== "GET") return;
+  const url = new URL(request.url);
+  const route = routeOf(url);
+  if (!route) return;
+  if (route === "model-index") event.respondWith(networkFirst(request, INDEX_CACHE));
+  else if (route === "model-file") event.respondWith(modelFile(request));
+  else if (route === "runtime") event.respondWith(cacheFirst(request));
+  else event.respondWith(networkFirst(request, APP_CACHE));
+});
+
+function routeOf(url) {
+  if (url.origin !== ROOT.origin) return null;
+  const path = url.pathname;
+  if (path === "/models/index.json") return "model-index";
+  if (path.startsWith("/models/")) return "model-file";
+  if (path.startsWith("/node_modules/")) return "runtime";
+  if (path === "/" || path === "/index.html" || path.startsWith("/web/")
+      || /^\/static\/(css|icons|build|examples)\//.test(path)) return "app";
+  return null;
+}
+
+async function networkFirst(request, cacheName) {
+  const cache = await caches.open(cacheName);
+  const key = cacheKey(request);
+  try {
+    const response = await fetch(request);
+    if (response.ok && response.status === 200 && !request.headers.has("Range")) {
+      await cache.put(key, response.clone());
+    }
+    return response;
+  } catch (error) {
+    const cached = await cache.match(key, { ignoreSearch: true })
+      || (request.mode === "navigate" ? await cache.match(new URL("index.html", ROOT).href) : null);
+    if (cached) return withIsolationHeaders(cached);
+    return offlineResponse(request, error);
+  }
+}
+
+async function cacheFirst(request) {
+  const cached = await caches.match(cacheKey(request), { ignoreSearch: true });
+  if (cached) return sliceIfRanged(request, withIsolationHeaders(cached));
+  const response = await fetch(request);
+  if (response.status === 200 && !request.headers.has("Range")) {
+    const cache = await caches.open(APP_CACHE);
+    await cache.put(cacheKey(request), response.clone());
+  }
+  return response;
+}
+
+// Model files: whatever the runtime stored (any cache), else the network, never re-stored here.
+async function modelFile(request) {
+  const cached = await caches.match(cacheKey(request), { ignoreSearch: true });
+  if (cached) return sliceIfRanged(request, withIsolationHeaders(cached));
+  try {
+    return await fetch(request);
+  } catch (error) {
+    return offlineResponse(request, error);
+  }
+}
+
+function cacheKey(request) {
+  const url = new URL(request.url);
+  url.hash = "";
+  return url.pathname === "/" ? new URL("", ROOT).href : url.href;
+}
+
+async function storeFresh(cache, url) {
+  try {
+    const response = await fetch(url, { cache: "no-cache" });
+    if (response.status === 200) await cache.put(url, response);
+  } catch {
+    // Missing or offline: the page's own use of the file will cache it later.
+  }
+}
+
+function withIsolationHeaders(response) {
+  if (response.type === "opaque") return response;
+  const headers = new Headers(response.headers);
+  for (const [name, value] of Object.entries(ISOLATION_HEADERS)) headers.set(name, value);
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+}
+
+// The Cache API holds whole files; answer a Range request with the asked slice.
+async function sliceIfRanged(request, response) {
+  const range = request.headers.get("Range");
+  const match = range && /^bytes=(\d*)-(\d*)$/.exec(range.trim());
+  if (!match || response.status !== 200) return response;
+  const body = await response.arrayBuffer();
+  const size = body.byteLength;
+  let start = match[1] === "" ? Math.max(0, size - Number(match[2])) : Number(match[1]);
+  let end = match[1] !== "" && match[2] !== "" ? Math.min(Number(match[2]), size - 1) : size - 1;
+  if (start >= size || end < start) {
+    return new Response(null, { status: 416, headers: { "Content-Range": `bytes */${size}` } });
+  }
+  const headers = new Headers(response.headers);
+  headers.set("Content-Range", `bytes ${start}-${end}/${size}`);
+  headers.set("Content-Length", String(end - start + 1));
+  return new Response(body.slice(start, end + 1), { status: 206, headers });
+}
+
+function offlineResponse(request, error) {
+  const message = `BotPsy is offline and ${new URL(request.url).pathname} was not saved for offline use (${error?.message || "no network"}).`;
+  return new Response(message, {
+    status: 503, statusText: "Offline",
+    headers: { "Content-Type": "text/plain; charset=utf-8", ...ISOLATION_HEADERS },
+  });
+}
