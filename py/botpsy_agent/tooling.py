@@ -40,6 +40,7 @@ class Settings:
     allow_network: bool = False
     thinking: bool = False
     enabled_tools: list[str] | None = None  # None: every registered tool
+    timezone: str | None = None  # the user's IANA zone (the browser's Intl setting)
 
 
 @dataclass

@@ -1,0 +1,88 @@
+"""One agent for one page: what the JavaScript agent host calls into.
+
+Every method takes and returns plain strings (JSON) so nothing but text crosses
+the JS/Python boundary. Events of a turn go to the page through `host.emit`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from . import bridge, tools as builtin_tools_package
+from .agent import Agent, AgentOptions
+from .chat_format import ChatFormat
+from .tooling import Settings, ToolContext, UserFile
+
+SETTING_NAMES = {"thinking": "thinking", "enabledTools": "enabled_tools",
+                 "allowNetwork": "allow_network", "timezone": "timezone"}
+OPTION_NAMES = {"temperature": "temperature", "maxSteps": "max_steps", "maxTokens": "max_tokens",
+                "systemPrompt": "system_prompt", "maxResultChars": "max_result_chars"}
+
+
+def builtin_tools() -> list:
+    listed = getattr(builtin_tools_package, "builtin_tools", None)  # tools/ may not list them yet
+    return list(listed()) if listed else []
+
+
+class AgentSession:
+    def __init__(self, host: Any, chat_format: ChatFormat, include_builtin_tools: bool = True):
+        self.host = bridge.connect(host)
+        self._emit = bridge.emit_to(self.host)
+        context = ToolContext(store=bridge.BridgeStore(self.host), settings=Settings(),
+                              fetch=bridge.bridge_fetch(self.host))
+        self.agent = Agent(model=bridge.BridgeModel(self.host), chat_format=chat_format,
+                           context=context, confirm=bridge.bridge_confirm(self.host),
+                           options=AgentOptions())
+        for each in builtin_tools() if include_builtin_tools else []:
+            self.agent.add_tool(each)
+
+    def tool_names(self) -> str:
+        return json.dumps([tool.spec()["function"] for tool in self.agent.tools.values()])
+
+    def set_settings(self, settings_json: str) -> None:
+        changes = json.loads(settings_json)
+        unknown = set(changes) - set(SETTING_NAMES) - set(OPTION_NAMES)
+        if unknown:
+            raise ValueError(f"unknown agent settings {sorted(unknown)}; "
+                             f"known: {sorted(SETTING_NAMES) + sorted(OPTION_NAMES)}")
+        for key, value in changes.items():
+            if key in SETTING_NAMES:
+                setattr(self.agent.context.settings, SETTING_NAMES[key], value)
+            else:
+                setattr(self.agent.options, OPTION_NAMES[key], value)
+
+    def register_host_tool(self, spec_json: str) -> None:
+        spec = json.loads(spec_json)
+        self.agent.add_tool(bridge.host_tool(self.host, spec), pre_approved=not spec.get("confirm", True))
+
+    def add_user_files(self, files_json: str) -> None:
+        for entry in json.loads(files_json):
+            self.agent.context.files[entry["name"]] = UserFile(
+                name=entry["name"], size=int(entry.get("size", 0)),
+                media_type=entry.get("type") or "text/plain", text=entry.get("text"))
+
+    async def run_turn(self, user_text: str) -> str:
+        """Run one turn, emitting every event; returns the final event as JSON."""
+        final = {"type": "final", "text": "", "steps": 0}
+        async for event in self.agent.run_turn(user_text):
+            self._emit(event)
+            if event["type"] == "final":
+                final = event
+        return json.dumps(final)
+
+    def new_chat(self) -> None:
+        self.agent.new_chat()
+
+    def export_conversation(self) -> str:
+        return json.dumps(self.agent.export_conversation())
+
+    def restore_conversation(self, data_json: str) -> None:
+        self.agent.restore_conversation(json.loads(data_json))
+
+
+def create_session(host: Any, tokenizer_config_json: str, manifest_json: str,
+                   include_builtin_tools: bool = True) -> AgentSession:
+    chat_format = ChatFormat.from_model_files(json.loads(tokenizer_config_json),
+                                              json.loads(manifest_json or "{}"))
+    return AgentSession(host, chat_format, include_builtin_tools)
