@@ -21,6 +21,7 @@ export class TextTokenizer {
   }
 
   decode(ids) {
+    if (!ids.length) return "";
     return this.inner.decode(ids, {skip_special_tokens: false, clean_up_tokenization_spaces: false});
   }
 }
