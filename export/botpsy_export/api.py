@@ -1,0 +1,153 @@
+"""`export_model`: a checkpoint in, a verified folder that web/ loads out (docs/contracts.md §1)."""
+
+import errno
+import shutil
+import time
+import warnings
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .errors import ExportError, OutOfDiskError, VerificationFailedError
+from .folder import MANIFEST, describe_files, write_json, write_model_configs, write_tokenizer_files
+from .progress import Progress
+from .quantize import variant_for
+from .sources import load_source
+from .to_onnx import export_fp32
+
+FORMAT_VERSION = 1
+# Preferred dtype per backend, best first, among the dtypes exported. WASM: int8 dynamic
+# (MatMulInteger) decodes ~7x faster than int4 MatMulNBits in onnxruntime-web 1.30 (FACTS,
+# bench/export_dtype_speed.mjs). WebGPU: MatMulNBits has native WebGPU kernels while
+# MatMulInteger does not, so q4 there.
+BACKEND_PREFERENCES = {"wasm": ("q8", "fp32", "q4"), "webgpu": ("q4", "fp32", "q8")}
+BYTES_PER_PARAMETER_NEEDED = 4 * 2 + 2  # fp32 graph (untied head) + quantized copies
+
+
+def export_model(source, out_dir, dtypes=("fp32", "q8", "q4"), verify=True, progress=True) -> dict:
+    """Export `source` to `out_dir`; returns the manifest (also written to manifest.json).
+
+    Raises ExportError subclasses with one-line messages; VerificationFailedError when fp32
+    parity fails (the folder and its manifest are still written, for inspection).
+    """
+    dtypes = _normalise_dtypes(dtypes)
+    out = Path(out_dir)
+    bars = Progress(progress)
+    started = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            manifest = _export(str(source), out, dtypes, verify, bars)
+    except OSError as error:
+        if error.errno == errno.ENOSPC:
+            raise OutOfDiskError(f"out of disk space while writing {out}: free some space or pick "
+                                 "another --out") from None
+        raise
+    manifest["export_seconds"] = round(time.perf_counter() - started, 1)
+    manifest["phase_seconds"] = bars.timings
+    write_json(out / MANIFEST, manifest)
+    fp32_result = manifest.get("verification", {}).get("fp32")
+    if fp32_result is not None and not fp32_result["passed"]:
+        raise VerificationFailedError(
+            f"fp32 parity failed: max |logit diff| {fp32_result['max_abs_logit_diff']}, "
+            f"greedy match {fp32_result['greedy_match']} (see {out / MANIFEST})"
+        )
+    return manifest
+
+
+def _normalise_dtypes(dtypes) -> list[str]:
+    if isinstance(dtypes, str):
+        dtypes = dtypes.split(",")
+    names = [name.strip() for name in dtypes if name.strip()]
+    if not names:
+        raise ExportError("no dtype requested; choose from fp32, q8, q4")
+    for name in names:
+        try:
+            variant_for(name)
+        except ValueError as error:
+            raise ExportError(str(error)) from None
+    return list(dict.fromkeys(names))
+
+
+def _check_free_space(out: Path, parameters: int):
+    out.mkdir(parents=True, exist_ok=True)
+    needed = parameters * BYTES_PER_PARAMETER_NEEDED
+    free = shutil.disk_usage(out).free
+    if free < needed:
+        raise OutOfDiskError(f"out of disk: {out} has {free / 2**30:.1f} GiB free, the export needs "
+                             f"about {needed / 2**30:.1f} GiB")
+
+
+def _export(source, out, dtypes, verify, bars) -> dict:
+    with bars.phase("load model"):
+        loaded = load_source(source)
+    arch = loaded.architecture
+    _check_free_space(out, sum(p.numel() for p in arch.model.parameters()))
+    (out / "onnx").mkdir(parents=True, exist_ok=True)
+
+    with bars.phase("write tokenizer+config"):
+        write_tokenizer_files(arch, out)
+        write_model_configs(arch, out)
+
+    graph_files = {}
+    fp32_variant = variant_for("fp32")
+    with bars.phase("export fp32 graph"):
+        fp32_files = export_fp32(arch, out / fp32_variant.file)
+    graph_files["fp32"] = fp32_files
+    for name in dtypes:
+        if name != "fp32":
+            with bars.phase(f"quantize {name}"):
+                graph_files[name] = variant_for(name).quantize(fp32_files[0], out / variant_for(name).file)
+
+    verification = {}
+    if verify:
+        verification = _verify(arch, out, dtypes, graph_files, bars)
+    if "fp32" not in dtypes:
+        for path in fp32_files:
+            path.unlink()
+        del graph_files["fp32"]
+
+    return _manifest(loaded, arch, out, dtypes, graph_files, verification)
+
+
+def _verify(arch, out, dtypes, graph_files, bars) -> dict:
+    from .verify import build_reference, verification_steps, verify_graph
+
+    with bars.phase("torch reference", total=verification_steps()) as bar:
+        reference = build_reference(arch, on_step=bar.update)
+    results = {}
+    for name in (["fp32"] if "fp32" not in dtypes else []) + dtypes:
+        with bars.phase(f"verify {name}"):
+            results[name] = verify_graph(graph_files[name][0], arch, reference, name)
+    return {name: results[name] for name in dtypes if name in results} | (
+        {"fp32": results["fp32"]} if "fp32" not in dtypes else {})
+
+
+def _manifest(loaded, arch, out, dtypes, graph_files, verification) -> dict:
+    dtype_entries = {
+        name: {"file": variant_for(name).file,
+               "files": [p.relative_to(out).as_posix() for p in graph_files[name]],
+               "requires": [], "quantization": variant_for(name).describe()}
+        for name in dtypes
+    }
+    return {
+        "format_version": FORMAT_VERSION,
+        "name": loaded.name,
+        "architecture": arch.name,
+        "source": loaded.source,
+        "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "files": describe_files(out),
+        "dtypes": dtype_entries,
+        "recommended_dtype": {backend: next(d for d in order if d in dtypes)
+                              for backend, order in BACKEND_PREFERENCES.items()},
+        "inputs": {"input_ids": "input_ids", "attention_mask": "attention_mask", "position_ids": "position_ids"},
+        "outputs": {"logits": "logits"},
+        "cache": [spec.manifest_entry() for spec in arch.state_specs()],
+        "vocab_size": arch.config.vocab_size,
+        "bos_token_id": arch.bos_token_id(),
+        "eos_token_ids": arch.eos_token_ids(),
+        "stop_strings": [],
+        "message_boundary_token_ids": arch.message_boundary_token_ids(),
+        "tool_call_format": arch.tool_call_format,
+        "chat_template_supports_tools": arch.chat_template_supports_tools,
+        "verification": verification,
+    }

@@ -1,0 +1,100 @@
+"""Quantization variants as frozen, validated settings; each turns the fp32 graph into its dtype.
+
+All variants quantize every constant-weight MatMul, the (untied) LM head included, and the
+embedding table. States and activations stay fp32.
+"""
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import onnx
+
+from .to_onnx import save_model
+
+
+@dataclass(frozen=True)
+class Fp32:
+    name: ClassVar[str] = "fp32"
+    file: ClassVar[str] = "onnx/model.onnx"
+
+    def describe(self) -> str:
+        return "fp32 weights"
+
+
+@dataclass(frozen=True)
+class DynamicInt8:
+    """q8: int8 weights, activations quantized at run time (DynamicQuantizeLinear + MatMulInteger).
+
+    The embedding becomes an int8 Gather + DequantizeLinear. Runs on onnxruntime-web WASM.
+    """
+
+    name: ClassVar[str] = "q8"
+    file: ClassVar[str] = "onnx/model_quantized.onnx"
+    per_channel: bool = True
+    quantize_embedding: bool = True
+
+    def __post_init__(self):
+        if not isinstance(self.per_channel, bool) or not isinstance(self.quantize_embedding, bool):
+            raise TypeError("DynamicInt8: per_channel and quantize_embedding must be bools")
+
+    def describe(self) -> str:
+        return f"int8 dynamic MatMulInteger ({'per-channel' if self.per_channel else 'per-tensor'})"
+
+    def quantize(self, fp32_path: Path, out_path: Path) -> list[Path]:
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        op_types = ["MatMul"] + (["Gather"] if self.quantize_embedding else [])
+        with tempfile.TemporaryDirectory(dir=out_path.parent, prefix=".q8-") as scratch:
+            scratch_path = Path(scratch) / "model.onnx"
+            quantize_dynamic(
+                fp32_path, scratch_path, op_types_to_quantize=op_types, per_channel=self.per_channel,
+                weight_type=QuantType.QInt8, use_external_data_format=True,
+                extra_options={"MatMulConstBOnly": True},
+            )
+            return save_model(onnx.load(scratch_path), out_path)
+
+
+@dataclass(frozen=True)
+class BlockInt4:
+    """q4: 4-bit block-quantized weights (MatMulNBits), embedding as GatherBlockQuantized."""
+
+    name: ClassVar[str] = "q4"
+    file: ClassVar[str] = "onnx/model_q4.onnx"
+    block_size: int = 32
+    symmetric: bool = True
+    accuracy_level: int | None = None
+    quantize_embedding: bool = True
+
+    def __post_init__(self):
+        size = self.block_size
+        if not isinstance(size, int) or size < 16 or size & (size - 1):
+            raise ValueError(f"BlockInt4: block_size must be a power of two >= 16, got {size!r}")
+        if self.accuracy_level not in (None, 0, 1, 2, 3, 4):
+            raise ValueError(f"BlockInt4: accuracy_level must be None or 0-4, got {self.accuracy_level!r}")
+
+    def describe(self) -> str:
+        return f"int4 MatMulNBits, block {self.block_size}, {'symmetric' if self.symmetric else 'asymmetric'}"
+
+    def quantize(self, fp32_path: Path, out_path: Path) -> list[Path]:
+        from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+        op_types = ("MatMul", "Gather") if self.quantize_embedding else ("MatMul",)
+        quantizer = MatMulNBitsQuantizer(
+            onnx.load(fp32_path), bits=4, block_size=self.block_size, is_symmetric=self.symmetric,
+            accuracy_level=self.accuracy_level, op_types_to_quantize=op_types,
+            quant_axes=(("MatMul", 0), ("Gather", 1)),
+        )
+        quantizer.process()
+        return save_model(quantizer.model.model, out_path)
+
+
+VARIANTS = {variant.name: variant for variant in (Fp32(), DynamicInt8(), BlockInt4())}
+
+
+def variant_for(name: str):
+    try:
+        return VARIANTS[name]
+    except KeyError:
+        raise ValueError(f"unknown dtype {name!r}; choose from {', '.join(VARIANTS)}") from None
