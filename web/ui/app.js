@@ -5,7 +5,7 @@ import { ChatView } from "./chat-view.js";
 import { ConfirmDialog } from "./confirm-dialog.js";
 import { el } from "./dom.js";
 import { FileDrop } from "./file-drop.js";
-import { formatBytes, formatRate } from "./format.js";
+import { describeBackend, formatBytes, formatRate } from "./format.js";
 import { fetchModelIndex, LoadProgress, ModelPicker } from "./model-panel.js";
 import { registerServiceWorker } from "./offline.js";
 import { SettingsPanel } from "./settings-panel.js";
@@ -88,17 +88,7 @@ async function loadSelectedModel() {
 }
 
 function listAgentTools() {
-  const agent = session.agent;
-  const tools = agent?.listTools?.() ?? agent?.tools ?? [];
-  return (Array.isArray(tools) ? tools : [...tools.values?.() ?? []])
-    .map((tool) => (typeof tool === "string" ? { name: tool } : { name: tool.name, description: tool.description }));
-}
-
-function describeBackend(info) {
-  if (!info) return "";
-  const backend = info.backend === "webgpu" ? "WebGPU" : "WASM";
-  const threads = info.backend === "webgpu" ? "" : info.threads > 1 ? ` + ${info.threads} threads` : " · 1 thread";
-  return `${backend}${threads} · ${info.dtype}`;
+  return session.tools().map((tool) => ({ name: tool.name, description: tool.description }));
 }
 
 function loadHint(error) {

@@ -11,8 +11,10 @@ export class AssistantSession extends EventTarget {
    * Emits "status" ({detail: {busy}}), "stats" ({detail: {tokensPerSecond, live}}),
    * "message" ({detail: transcript record}) and "toolcall" ({detail: tool record}).
    */
-  constructor({ view, confirmDialog }) {
+  constructor({ view, confirmDialog, modelClientOptions = {}, agentOptions = {} }) {
     super();
+    this.agentOptions = agentOptions; // e.g. {includeBuiltinTools: false, storeName}
+    this.modelClientOptions = modelClientOptions; // e.g. {workerUrl} for the widget on another origin
     this.view = view;
     this.confirmDialog = confirmDialog;
     this.model = null;
@@ -31,11 +33,13 @@ export class AssistantSession extends EventTarget {
       importPart(AGENT_URL, "the agent"),
     ]);
     if (this.model) await this.unload();
-    this.model = new ModelClient();
+    this.model = new ModelClient(this.modelClientOptions);
     this.info = await this.model.load(folderUrl, { backend, dtype, onProgress });
     onProgress?.({ stage: "agent", percent: null });
     this.agent = await AgentHost.create({
       model: this.model,
+      modelUrl: folderUrl,
+      ...this.agentOptions,
       onEvent: (event) => this.#onAgentEvent(event),
       confirm: (request) => this.#confirm(request),
     });
@@ -58,6 +62,11 @@ export class AssistantSession extends EventTarget {
 
   get ready() {
     return Boolean(this.agent);
+  }
+
+  /** The tools the model can see: [{name, description, parameters}]. */
+  tools() {
+    return this.agent?.tools() ?? [];
   }
 
   registerTool(tool) {
@@ -88,6 +97,7 @@ export class AssistantSession extends EventTarget {
     this.rate = { started: performance.now(), pieces: 0, finalStats: null };
     try {
       await this.agent.runTurn(text);
+      this.#takeStats(this.agent.lastStats);
     } catch (error) {
       if (!this.stopped) turn.showError(describeError(error), "Try again, or start a new chat.");
     } finally {
@@ -123,7 +133,7 @@ export class AssistantSession extends EventTarget {
   async storageUsage() {
     if (this.model) return this.model.storageUsage();
     const { ModelClient } = await importPart(RUNTIME_URL, "the model runtime");
-    const client = new ModelClient();
+    const client = new ModelClient(this.modelClientOptions);
     try {
       return await client.storageUsage();
     } finally {
@@ -137,7 +147,7 @@ export class AssistantSession extends EventTarget {
       this.folderUrl = null;
     }
     const { ModelClient } = await importPart(RUNTIME_URL, "the model runtime");
-    const client = new ModelClient();
+    const client = new ModelClient(this.modelClientOptions);
     try {
       return await client.deleteModel(folderUrl);
     } finally {
@@ -160,20 +170,26 @@ export class AssistantSession extends EventTarget {
         break;
       case "tool_call_delta":
         this.#countPiece();
+        if (event.name) turn.showFormingCall(event.index ?? 0, event.name);
         break;
       case "tool_call": {
-        const call = event.call || event;
-        const card = turn.addToolCall({ id: call.id, name: call.name, arguments: call.arguments });
+        const card = turn.addToolCall({ id: event.id, name: event.name, arguments: event.arguments, index: event.index });
+        if (event.error) card.setResult({ error: event.error });
         this.#emit("toolcall", card.record);
         break;
       }
       case "confirmation":
-        turn.findCard(event.id ?? event.call?.id, event.name ?? event.call?.name)?.setStatus("awaiting");
+        turn.findCard(event.id, event.name)?.setStatus("awaiting");
         break;
       case "tool_result": {
-        const card = turn.findCard(event.id ?? event.call?.id, event.name ?? event.call?.name);
+        const card = turn.findCard(event.id, event.name);
         if (card) {
-          card.setResult({ result: event.result, error: event.error, durationMs: event.durationMs ?? event.duration_ms });
+          const failed = event.ok === false;
+          card.setResult({
+            result: failed ? null : event.result,
+            error: failed ? String(event.result ?? event.error ?? "failed") : event.error,
+            durationMs: event.duration_ms ?? event.durationMs,
+          });
           this.#emit("toolcall", card.record);
         }
         break;

@@ -98,7 +98,33 @@ export class AssistantTurn {
     this.scroll();
   }
 
-  addToolCall({ id, name, arguments: args }) {
+  /** A call still being written by the model: a card with its name, arguments to come. */
+  showFormingCall(index, name) {
+    if (this.forming?.has(index)) return;
+    this.#closeThinking();
+    this.current = null;
+    this.forming ??= new Map();
+    const record = { type: "tool", id: null, name, arguments: {}, status: "forming", result: null };
+    this.record.parts.push(record);
+    const card = new ToolCard(record);
+    this.forming.set(index, card);
+    this.body.append(card.element);
+    this.scroll();
+  }
+
+  addToolCall({ id, name, arguments: args, index }) {
+    // The complete call replaces the card shown while it formed (same index, else same name).
+    const formingEntry = [...(this.forming ?? [])].find(([i, c]) => i === index && c.record.name === name)
+      || [...(this.forming ?? [])].find(([, c]) => c.record.name === name);
+    const forming = formingEntry?.[1];
+    if (forming) {
+      this.forming.delete(formingEntry[0]);
+      forming.record.id = id ?? null;
+      forming.setArguments(args ?? {});
+      forming.setStatus("running");
+      this.cards.set(id ?? `${name}#${this.cards.size}`, forming);
+      return forming;
+    }
     this.#closeThinking();
     this.current = null;
     const record = { type: "tool", id: id ?? null, name, arguments: args ?? {}, status: "running", result: null };

@@ -50,3 +50,12 @@ export function formatValue(value) {
     return String(value);
   }
 }
+
+/** "WebGPU · q4", "WASM + 2 threads · q8", "WASM · 1 thread · q8" from the runtime's load info. */
+export function describeBackend(info) {
+  if (!info) return "";
+  if (info.backend === "webgpu") return `WebGPU · ${info.dtype}`;
+  if (info.backend !== "wasm") return `${info.backend} · ${info.dtype}`;
+  const threads = info.threads > 1 ? ` + ${info.threads} threads` : " · 1 thread";
+  return `WASM${threads} · ${info.dtype}`;
+}

@@ -29,12 +29,14 @@ export function saveSettings(settings, storage = globalThis.localStorage) {
 
 /** What AgentHost.setSettings expects, given the tool names the agent offers. */
 export function agentSettings(settings, toolNames) {
-  return {
+  const chosen = {
     thinking: settings.thinking,
     temperature: settings.temperature,
-    enabledTools: toolNames.filter((name) => !settings.disabledTools.includes(name)),
     allowNetwork: settings.allowNetwork,
   };
+  // Until the agent has listed its tools, leave its own default (every tool) alone.
+  if (toolNames.length) chosen.enabledTools = toolNames.filter((name) => !settings.disabledTools.includes(name));
+  return chosen;
 }
 
 export class SettingsPanel {

@@ -4,6 +4,7 @@ import { formatDuration, formatValue } from "./format.js";
 import { ICONS } from "./icons.js";
 
 const STATUS_LABELS = {
+  forming: "Preparing",
   running: "Running",
   awaiting: "Waiting for your approval",
   approved: "Approved",

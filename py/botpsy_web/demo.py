@@ -1,0 +1,127 @@
+"""`botpsy-web demo`: the first command a person runs.
+
+Makes sure a model is exported (BotPsy when the Hugging Face Hub is reachable, else the
+packaged SmolLM2-135M as a small stand-in), builds the agent's Python bundle, serves the
+page and prints its URL. Re-running reuses whatever is already there.
+"""
+
+import socket
+import sys
+import threading
+from functools import partial
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from botpsy_web import REPO_ROOT
+from botpsy_web.serve import DEFAULT_MODELS_DIR, BotpsyRequestHandler, list_models
+
+BOTPSY_SOURCE = "qvac/BotPsy-0.8B"
+STAND_IN_SOURCE = "smollm2-135m"
+HUB_URL = "https://huggingface.co"
+DEMO_DTYPES = ("fp32", "q8", "q4")
+
+
+class AppRequestHandler(BotpsyRequestHandler):
+    """The serve handler, plus `Service-Worker-Allowed: /` so web/sw.js may control the
+    whole site (offline use). Harmless if serve.py starts sending it itself."""
+
+    def end_headers(self):
+        if not any(b"Service-Worker-Allowed" in line for line in getattr(self, "_headers_buffer", [])):
+            self.send_header("Service-Worker-Allowed", "/")
+        super().end_headers()
+
+
+def make_app_server(host="127.0.0.1", port=8000, models_dir=DEFAULT_MODELS_DIR, quiet=True) -> ThreadingHTTPServer:
+    handler = type("Handler", (AppRequestHandler,), {"models_dir": Path(models_dir), "quiet": quiet})
+    server = ThreadingHTTPServer((host, port), partial(handler, directory=str(REPO_ROOT)))
+    server.daemon_threads = True
+    return server
+
+
+def serve_app_in_background(**kwargs) -> tuple[ThreadingHTTPServer, str]:
+    server = make_app_server(**{"port": 0, **kwargs})
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    host, port = server.server_address[:2]
+    return server, f"http://{host}:{port}"
+
+
+def hub_reachable(url: str = HUB_URL, timeout: float = 3.0) -> bool:
+    """True when a TCP connection to the Hub opens within `timeout` seconds."""
+    parts = urlsplit(url)
+    try:
+        with socket.create_connection((parts.hostname, parts.port or 443), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def choose_default_source(reachable: bool) -> tuple[str, str | None]:
+    """(source to export, notice to print or None)."""
+    if reachable:
+        return BOTPSY_SOURCE, None
+    return STAND_IN_SOURCE, (
+        f"notice: the Hugging Face Hub is not reachable, so BotPsy ({BOTPSY_SOURCE}) cannot be "
+        f"downloaded. Exporting the packaged {STAND_IN_SOURCE} instead: a SMALL STAND-IN "
+        "(135M parameters, no tool training) so you can try the app offline. "
+        f"Run `botpsy-web export --model {BOTPSY_SOURCE}` later for the real assistant.")
+
+
+def ensure_model(models_dir: Path, *, reachable=None, export=None, out=print) -> list[dict]:
+    """Exports the default model when models_dir holds none; returns the models listed."""
+    models = list_models(models_dir)
+    if models:
+        out(f"Using the exported model{'s' if len(models) > 1 else ''} in {models_dir}: "
+            + ", ".join(m["name"] for m in models))
+        return models
+    if reachable is None:
+        out(f"Checking whether {HUB_URL} is reachable…")
+        reachable = hub_reachable()
+    source, notice = choose_default_source(reachable)
+    if notice:
+        out(notice)
+    if export is None:
+        from botpsy_export.api import export_model as export
+    target = models_dir / source.split("/")[-1]
+    out(f"Exporting {source} to {target} (one time; this takes a few minutes)…")
+    export(source, target, dtypes=DEMO_DTYPES, verify=True, progress=True)
+    return list_models(models_dir)
+
+
+def register(subparsers):
+    parser = subparsers.add_parser("demo", help="export a model if needed, build the agent bundle, serve the page")
+    parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    parser.add_argument("--host", default="127.0.0.1", help="interface (default 127.0.0.1)")
+    parser.add_argument("--models", type=Path, default=DEFAULT_MODELS_DIR,
+                        help="folder of exported models (default static/models)")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    if not (REPO_ROOT / "node_modules" / "onnxruntime-web").is_dir():
+        print("error: node_modules is missing: run `npm ci --ignore-scripts` in the repository first")
+        return 2
+    args.models.mkdir(parents=True, exist_ok=True)
+    try:
+        ensure_model(args.models)
+    except Exception as error:  # the export's errors are one-line messages meant for people
+        print(f"error: the model export failed: {error}", file=sys.stderr)
+        return 1
+    from botpsy_web.build_py import build_agent_bundle
+
+    bundle = build_agent_bundle()
+    print(f"Agent bundle: {bundle.relative_to(REPO_ROOT)}")
+    try:
+        server = make_app_server(args.host, args.port, args.models, quiet=True)
+    except OSError as error:
+        print(f"error: cannot listen on {args.host}:{args.port}: {error.strerror}. Try --port with another number.")
+        return 2
+    host, port = server.server_address[:2]
+    print(f"\nBotPsy is ready: open http://{host}:{port}/ in Chromium or Chrome (Ctrl+C stops).", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0

@@ -1,0 +1,193 @@
+// <botpsy-chat>: the assistant as a custom element any page can embed.
+//
+//   <script type="module" src="https://botpsy.example/web/widget.js"></script>
+//   <botpsy-chat model="/models/smollm2-135m/" mode="floating" tools="calculator,datetime_now"></botpsy-chat>
+//
+//   el.registerTool({name, description, parameters, handler, confirm})
+//   el.start(); el.ask(text); el.newChat()
+//   events: botpsy-ready, botpsy-message, botpsy-toolcall, botpsy-error
+//
+// See web/WIDGET.md for what the host page must serve and set.
+import { AssistantSession, describeError } from "./ui/assistant-session.js";
+import { ChatView } from "./ui/chat-view.js";
+import { ConfirmDialog } from "./ui/confirm-dialog.js";
+import { describeBackend, formatBytes, formatPercent, formatRate } from "./ui/format.js";
+import { buildWidgetDom } from "./widget/template.js";
+import { workerUrlFor } from "./widget/worker-bootstrap.js";
+
+const APP_ROOT = new URL("../", import.meta.url);
+const CSS_BASE = new URL("static/css/", APP_ROOT);
+const MODEL_WORKER_URL = new URL("runtime/model-worker.js", import.meta.url);
+
+export class BotpsyChat extends HTMLElement {
+  constructor() {
+    super();
+    this.attachShadow({ mode: "open" });
+    this.hostToolNames = [];
+    this.started = null;
+  }
+
+  connectedCallback() {
+    if (this.parts) return;
+    const floating = this.getAttribute("mode") === "floating";
+    const heading = this.getAttribute("heading") || "Assistant";
+    this.parts = buildWidgetDom(this.shadowRoot, { cssBase: CSS_BASE, heading, floating });
+    this.view = new ChatView(this.parts.log);
+    this.session = new AssistantSession({
+      view: this.view,
+      confirmDialog: new ConfirmDialog(this.shadowRoot),
+      modelClientOptions: { workerUrl: workerUrlFor(MODEL_WORKER_URL.href) },
+      agentOptions: { storeName: this.getAttribute("store") || "botpsy-widget" },
+    });
+    this.session.setSettings({
+      thinking: this.hasAttribute("thinking"),
+      temperature: Number(this.getAttribute("temperature") ?? 0.7),
+    });
+    this.#wire(floating);
+    if (this.hasAttribute("autostart")) this.start();
+  }
+
+  /** Adds a tool backed by the host page: {name, description, parameters, handler, confirm}. */
+  registerTool(tool) {
+    if (!tool || typeof tool.name !== "string" || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(tool.name)) {
+      throw new TypeError("registerTool: `name` must be an identifier such as product_search");
+    }
+    if (typeof tool.handler !== "function") throw new TypeError(`registerTool(${tool.name}): \`handler\` must be a function`);
+    const confirm = tool.confirm ?? true;
+    this.session.registerTool({ ...tool, confirm, sideEffects: tool.sideEffects ?? confirm });
+    this.hostToolNames.push(tool.name);
+    if (this.session.ready) this.#applyToolPolicy();
+  }
+
+  /** Loads the model and the agent (once); resolves to the runtime's load info. */
+  start() {
+    this.started ??= this.#start().catch((error) => {
+      this.started = null;
+      throw error;
+    });
+    return this.started;
+  }
+
+  async ask(text) {
+    await this.start();
+    return this.session.ask(String(text));
+  }
+
+  newChat() {
+    this.session.newChat();
+  }
+
+  get backendInfo() {
+    return this.session?.info ?? null;
+  }
+
+  async #start() {
+    const { parts } = this;
+    const model = this.getAttribute("model");
+    if (!model) {
+      const message = "No model given: set the model attribute, e.g. model=\"/models/smollm2-135m/\".";
+      this.#fail(message);
+      throw new Error(message);
+    }
+    parts.start.disabled = true;
+    parts.progress.hidden = false;
+    parts.badge.textContent = "Loading…";
+    try {
+      const info = await this.session.loadModel(new URL(model, APP_ROOT).href, {
+        backend: this.getAttribute("backend") || "auto",
+        dtype: this.getAttribute("dtype") || undefined,
+        onProgress: (event) => this.#showProgress(event),
+      });
+      this.#applyToolPolicy();
+      parts.starter.hidden = true;
+      parts.badge.dataset.state = "ready";
+      parts.badge.textContent = describeBackend(info);
+      parts.badge.title = info.reason || "";
+      if (!globalThis.crossOriginIsolated) {
+        this.view.addNotice("Running single-threaded (slower).",
+          { hint: "This page is not cross-origin isolated; see WIDGET.md to enable threads." });
+      }
+      parts.input.disabled = false;
+      parts.send.disabled = false;
+      parts.input.placeholder = "Ask something…";
+      this.dispatchEvent(new CustomEvent("botpsy-ready", { detail: info }));
+      return info;
+    } catch (error) {
+      this.#fail(`Could not start the assistant: ${describeError(error)}`);
+      parts.start.disabled = false;
+      throw error;
+    }
+  }
+
+  // Host tools always; built-in tools only those the `tools` attribute allows ("all" for every one).
+  #applyToolPolicy() {
+    const allowed = (this.getAttribute("tools") || "").split(",").map((name) => name.trim()).filter(Boolean);
+    const everything = allowed.includes("all");
+    const enabledTools = this.session.tools().map((tool) => tool.name)
+      .filter((name) => this.hostToolNames.includes(name) || everything || allowed.includes(name));
+    this.session.setSettings({ enabledTools, allowNetwork: false });
+  }
+
+  #showProgress(event) {
+    const { progress, progressText } = this.parts;
+    const fraction = Number.isFinite(event.percent) ? event.percent / 100 : event.total ? event.loaded / event.total : null;
+    if (fraction === null) progress.removeAttribute("value");
+    else progress.value = fraction;
+    progressText.textContent = event.stage === "download" && event.total
+      ? `Downloading ${formatBytes(event.loaded)} of ${formatBytes(event.total)} (${formatPercent(fraction)})`
+      : `${event.stage}…`;
+  }
+
+  #fail(message) {
+    this.parts.badge.dataset.state = "error";
+    this.parts.badge.textContent = "Not running";
+    this.parts.progressText.textContent = message;
+    this.dispatchEvent(new CustomEvent("botpsy-error", { detail: { message } }));
+  }
+
+  #wire(floating) {
+    const { parts, session } = this;
+    parts.start.addEventListener("click", () => this.start().catch(() => {}));
+    parts.newChat.addEventListener("click", () => this.newChat());
+    parts.form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const text = parts.input.value.trim();
+      if (!text || session.busy || !session.ready) return;
+      parts.input.value = "";
+      session.ask(text).catch((error) => this.view.addNotice(describeError(error), { kind: "error" }));
+    });
+    parts.input.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        parts.form.requestSubmit();
+      }
+    });
+    parts.stop.addEventListener("click", () => session.stop());
+    session.addEventListener("status", ({ detail: { busy } }) => {
+      parts.send.hidden = busy;
+      parts.stop.hidden = !busy;
+    });
+    session.addEventListener("stats", ({ detail }) => {
+      if (parts.badge.dataset.state === "ready") {
+        parts.badge.textContent = `${describeBackend(session.info)} · ${formatRate(detail.tokensPerSecond)}`;
+      }
+    });
+    session.addEventListener("message", ({ detail }) =>
+      this.dispatchEvent(new CustomEvent("botpsy-message", { detail })));
+    session.addEventListener("toolcall", ({ detail }) =>
+      this.dispatchEvent(new CustomEvent("botpsy-toolcall", { detail })));
+    if (floating) {
+      const toggle = (open) => {
+        parts.panel.hidden = !open;
+        parts.launcher.setAttribute("aria-expanded", String(open));
+        if (open) (parts.input.disabled ? parts.start : parts.input).focus();
+        else parts.launcher.focus();
+      };
+      parts.launcher.addEventListener("click", () => toggle(parts.panel.hidden));
+      parts.close.addEventListener("click", () => toggle(false));
+      parts.panel.addEventListener("keydown", (event) => { if (event.key === "Escape") toggle(false); });
+    }
+  }
+}
+
+if (!customElements.get("botpsy-chat")) customElements.define("botpsy-chat", BotpsyChat);
