@@ -54,6 +54,12 @@ def export_model(source, out_dir, dtypes=("fp32", "q8", "q4"), verify=True, prog
     return manifest
 
 
+def read_manifest(out_dir) -> dict:
+    import json
+
+    return json.loads((Path(out_dir) / MANIFEST).read_text())
+
+
 def _normalise_dtypes(dtypes) -> list[str]:
     if isinstance(dtypes, str):
         dtypes = dtypes.split(",")

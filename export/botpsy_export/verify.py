@@ -55,8 +55,7 @@ def prompt_token_ids(arch: Architecture) -> list:
 def build_reference(arch: Architecture, on_step=lambda: None) -> Reference:
     prompt = prompt_token_ids(arch)
     tokens, rows = list(prompt), []
-    for _ in range(GREEDY_TOKENS + 1):
-        logits = arch.reference_logits(torch.tensor([tokens]))[-1]
+    for logits in arch.reference_greedy_logits(prompt, GREEDY_TOKENS + 1):
         rows.append(logits.numpy())
         tokens.append(int(logits.argmax()))
         on_step()

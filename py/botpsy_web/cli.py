@@ -10,6 +10,7 @@ import importlib
 import sys
 
 COMMAND_MODULES = [
+    "botpsy_export.command",
     "botpsy_web.demo",
     "botpsy_web.serve",
     "botpsy_web.verify_browser",

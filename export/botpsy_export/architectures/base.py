@@ -95,3 +95,15 @@ class Architecture:
         """PyTorch fp32 logits for every position of [1, T] input_ids, no cache: the parity baseline."""
         with torch.no_grad():
             return self.model(input_ids=input_ids, use_cache=False).logits[0].float()
+
+    def reference_greedy_logits(self, prompt_ids: list, steps: int):
+        """Yield PyTorch fp32 last-position logits for the prompt, then after each greedy token
+        (Hugging Face's own cache), `steps` rows in all."""
+        with torch.no_grad():
+            output = self.model(input_ids=torch.tensor([prompt_ids]), use_cache=True)
+            for step in range(steps):
+                logits = output.logits[0, -1].float()
+                yield logits
+                if step + 1 < steps:
+                    output = self.model(input_ids=logits.argmax().reshape(1, 1), cache=output.cache,
+                                        use_cache=True)

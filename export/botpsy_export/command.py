@@ -1,0 +1,41 @@
+"""`botpsy-web export --model SRC --out DIR [--dtype q4,q8,fp32]`."""
+
+import sys
+
+
+def register(subparsers):
+    parser = subparsers.add_parser(
+        "export", help="export a checkpoint to a verified, quantized ONNX folder",
+        description="Export a Hugging Face folder or Hub id, a .gguf file, or a built-in model "
+                    "(tiny-qwen3.5, smollm2-135m) to an ONNX folder that the page loads.",
+    )
+    parser.add_argument("--model", required=True, metavar="SRC",
+                        help="built-in name, local Hugging Face folder, .gguf file, or Hub id")
+    parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    parser.add_argument("--dtype", default="fp32,q8,q4", metavar="LIST",
+                        help="comma-separated dtypes among fp32, q8, q4 (default: all)")
+    parser.add_argument("--no-verify", dest="verify", action="store_false",
+                        help="skip the parity checks against PyTorch")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from .api import export_model
+    from .errors import ExportError, VerificationFailedError
+    from .summary import format_summary
+
+    try:
+        manifest = export_model(args.model, args.out, dtypes=args.dtype, verify=args.verify,
+                                progress=not args.quiet)
+    except VerificationFailedError as error:
+        from .api import read_manifest
+
+        print(format_summary(read_manifest(args.out), args.out), file=sys.stderr)
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    except ExportError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(format_summary(manifest, args.out))
+    return 0

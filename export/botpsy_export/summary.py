@@ -1,0 +1,34 @@
+"""The human-readable summary printed at the end of an export."""
+
+from pathlib import Path
+
+
+def _size(size: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+
+
+def format_summary(manifest: dict, out_dir) -> str:
+    lines = [f"Exported {manifest['source']} ({manifest['architecture']}) to {Path(out_dir)} "
+             f"in {manifest.get('export_seconds', '?')} s"]
+    files = manifest["files"]
+    lines.append("")
+    lines.append(f"{'dtype':<6} {'size':>10}  {'max|dlogit|':>12} {'greedy':>7} {'top1':>6}  status  file")
+    verification = manifest.get("verification", {})
+    for name, entry in manifest["dtypes"].items():
+        size = sum(files[f]["size"] for f in entry["files"])
+        result = verification.get(name)
+        if result:
+            status = "ok" if result["passed"] else "FAILED"
+            figures = (f"{result['max_abs_logit_diff']:>12.3g} {result['greedy_match']:>7.3f} "
+                       f"{result['top1_agreement']:>6.3f}  {status:<6}")
+        else:
+            figures = f"{'-':>12} {'-':>7} {'-':>6}  {'unverified':<6}"
+        lines.append(f"{name:<6} {_size(size):>10}  {figures}  {entry['file']}")
+    others = sorted(f for f in files if not f.startswith("onnx/"))
+    lines.append("")
+    lines.append("other files: " + ", ".join(f"{f} ({_size(files[f]['size'])})" for f in others))
+    lines.append(f"recommended dtype: " + ", ".join(f"{k} -> {v}" for k, v in manifest["recommended_dtype"].items()))
+    return "\n".join(lines)
