@@ -1,8 +1,10 @@
 """The user's own files (opened or dropped into the page): list, read, search text.
 
 The page stores each file with `add_user_file` in the "user_files" collection as
-{name, mime, size, text}. File content was written by someone else: every tool
-here is untrusted_output, so the loop marks what they return as data.
+{name, mime, size, text} (persisted), or hands it to the session in `ctx.files`
+(UserFile objects, kept for the session only); the tools see both, and a session
+file wins over a stored one of the same name. File content was written by someone
+else: every tool here is untrusted_output, so the loop marks what they return as data.
 """
 
 from __future__ import annotations
@@ -41,13 +43,25 @@ async def add_user_file(store: Store, name: str, text: str, mime: str = "text/pl
     return {key: entry[key] for key in ("name", "mime", "size")}
 
 
+async def _all_files(ctx: ToolContext) -> dict[str, dict]:
+    """name -> {name, mime, size, text} from the store and the session's ctx.files."""
+    files = {name: entry for name, entry in await ctx.store.items(COLLECTION)}
+    for name, user_file in sorted(getattr(ctx, "files", {}).items()):
+        text = user_file.text
+        files[name] = {"name": name, "mime": user_file.media_type or "text/plain",
+                       "size": user_file.size or len((text or "").encode("utf-8")), "text": text}
+    return dict(sorted(files.items()))
+
+
 async def _get_file(ctx: ToolContext, name: str) -> dict:
     cleaned = name.strip() if isinstance(name, str) else ""
-    entry = await ctx.store.get(COLLECTION, cleaned) if cleaned else None
+    files = await _all_files(ctx)
+    entry = files.get(cleaned)
     if entry is None:
-        names = [key for key, _ in await ctx.store.items(COLLECTION)]
-        known = f"files: {', '.join(names)}" if names else "the user has not opened any files"
+        known = f"files: {', '.join(files)}" if files else "the user has not opened any files"
         raise ToolError(f"no file named {name!r}; {known}")
+    if entry["text"] is None:
+        raise ToolError(f"{entry['name']} ({entry['mime']}) has no text content the assistant can read")
     return entry
 
 
@@ -55,7 +69,8 @@ async def _get_file(ctx: ToolContext, name: str) -> dict:
 async def files_list(ctx: ToolContext) -> list[dict]:
     """List the files the user opened or dropped into the page."""
     return [{"name": entry["name"], "mime": entry["mime"], "size": entry["size"],
-             "lines": entry["text"].count("\n") + 1} for _, entry in await ctx.store.items(COLLECTION)]
+             "lines": entry["text"].count("\n") + 1 if entry["text"] is not None else None}
+            for entry in (await _all_files(ctx)).values()]
 
 
 @tool(untrusted_output=True)
@@ -92,7 +107,8 @@ async def files_search(ctx: ToolContext, query: str, name: str = "", limit: int 
         limit: Most matching lines to return.
     """
     words = require_text(query, "search query", 500).lower().split()
-    entries = [await _get_file(ctx, name)] if name.strip() else [entry for _, entry in await ctx.store.items(COLLECTION)]
+    entries = ([await _get_file(ctx, name)] if name.strip()
+               else [entry for entry in (await _all_files(ctx)).values() if entry["text"] is not None])
     matches = []
     for entry in entries:
         if not is_searchable(entry["name"], entry["mime"]):

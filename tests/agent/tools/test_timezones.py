@@ -1,0 +1,77 @@
+"""Time zones: names, cities, offsets, and the bundled fallback that Pyodide relies on."""
+
+import datetime
+import zoneinfo
+from importlib import resources
+
+import pytest
+
+from botpsy_agent.tooling import ToolError
+from botpsy_agent.tools.timezones import _zone_from_rules, bundled_rules, canonical_name, get_zone
+
+UTC = datetime.timezone.utc
+
+
+def tzdata_zone(name: str) -> zoneinfo.ZoneInfo:
+    """The zone straight from the `tzdata` package the bundled rules were built from."""
+    *folders, leaf = name.split("/")
+    package = ".".join(["tzdata", "zoneinfo", *folders])
+    with resources.files(package).joinpath(leaf).open("rb") as file:
+        return zoneinfo.ZoneInfo.from_file(file, key=name)
+
+
+def test_bundled_rules_cover_the_iana_database():
+    names = set(resources.files("tzdata").joinpath("zones").read_text().split())
+    assert names == set(bundled_rules())
+    assert {"Europe/Paris", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe"} <= names
+
+
+def test_fallback_matches_the_iana_database_from_2020_on():
+    """Every zone, every 9 days and 7 hours from 2020 to 2040: same offset and abbreviation."""
+    step = datetime.timedelta(days=9, hours=7)
+    mismatches = []
+    for name in bundled_rules():
+        real, fallback = tzdata_zone(name), _zone_from_rules(name)
+        moment = datetime.datetime(2020, 1, 1, tzinfo=UTC)
+        while moment.year < 2040:
+            expected, got = moment.astimezone(real), moment.astimezone(fallback)
+            if (expected.utcoffset(), expected.tzname()) != (got.utcoffset(), got.tzname()):
+                mismatches.append((name, moment.isoformat()))
+                break
+            moment += step
+    assert mismatches == []
+
+
+def test_fallback_handles_daylight_saving_transitions_exactly():
+    paris = _zone_from_rules("Europe/Paris")
+    before = datetime.datetime(2027, 3, 28, 0, 59, tzinfo=UTC).astimezone(paris)
+    after = datetime.datetime(2027, 3, 28, 1, 0, tzinfo=UTC).astimezone(paris)
+    assert (before.utcoffset(), after.utcoffset()) == (datetime.timedelta(hours=1), datetime.timedelta(hours=2))
+    assert (before.tzname(), after.tzname()) == ("CET", "CEST")
+
+
+@pytest.mark.parametrize("written, canonical", [
+    ("Europe/Paris", "Europe/Paris"), ("europe/paris", "Europe/Paris"), ("Tokyo", "Asia/Tokyo"),
+    ("new york", "America/New_York"), ("  Los_Angeles ", "America/Los_Angeles"),
+])
+def test_names_and_cities_resolve(written, canonical):
+    assert canonical_name(written) == canonical
+    assert get_zone(written).key == canonical
+
+
+@pytest.mark.parametrize("written, hours", [("UTC", 0), ("gmt", 0), ("Z", 0), ("+05:30", 5.5), ("UTC-3", -3),
+                                            ("GMT+10", 10), ("-0930", -9.5)])
+def test_utc_and_fixed_offsets(written, hours):
+    zone = get_zone(written)
+    assert zone.utcoffset(None) == datetime.timedelta(hours=hours)
+
+
+@pytest.mark.parametrize("written, message", [
+    ("Europe/Pari", "did you mean Europe/Paris"),
+    ("Atlantis/Capital", "unknown time zone"),
+    ("", "empty"),
+    ("+15:00", "out of range"),
+])
+def test_unknown_zones_are_refused_with_help(written, message):
+    with pytest.raises(ToolError, match=message):
+        get_zone(written)
