@@ -21,6 +21,7 @@ methods. No other module imports `js` or `pyodide`.
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
 from typing import Any, AsyncIterator
@@ -42,10 +43,21 @@ def connect(host: Any = None) -> Any:
     return importlib.import_module(HOST_MODULE)
 
 
-def _plain(value: Any) -> Any:
-    """A JS value converted to Python (JsProxy -> dict/list); plain values pass through."""
-    to_py = getattr(value, "to_py", None)
-    return to_py() if callable(to_py) else value
+def _js_null() -> Any:
+    if not IN_BROWSER:
+        return None
+    from pyodide.ffi import jsnull  # Pyodide maps JS null to jsnull, not None
+    return jsnull
+
+
+JS_NULL = _js_null()
+
+
+async def _result(value: Any) -> Any:
+    """A host call's result, whether the host answered at once or with a promise;
+    JS null and undefined both become None."""
+    value = await value if inspect.isawaitable(value) else value
+    return None if value is JS_NULL else value
 
 
 class BridgeModel:
@@ -55,9 +67,9 @@ class BridgeModel:
         self.host = host
 
     async def generate(self, prompt: str, options: dict) -> AsyncIterator[str]:
-        handle = await self.host.generate_start(prompt, json.dumps(options))
+        handle = await _result(self.host.generate_start(prompt, json.dumps(options)))
         while True:
-            chunk = await self.host.generate_next(handle)
+            chunk = await _result(self.host.generate_next(handle))
             if chunk is None:
                 return
             yield str(chunk)
@@ -71,32 +83,32 @@ class BridgeStore(Store):
 
     async def get(self, collection, key):
         check_names(collection, key)
-        text = await self.host.store_get(collection, key)
+        text = await _result(self.host.store_get(collection, key))
         return None if text is None else json.loads(text)
 
     async def put(self, collection, key, value):
         check_names(collection, key)
-        await self.host.store_put(collection, key, json.dumps(to_json_copy(value)))
+        await _result(self.host.store_put(collection, key, json.dumps(to_json_copy(value))))
 
     async def delete(self, collection, key):
         check_names(collection, key)
-        return bool(await self.host.store_delete(collection, key))
+        return bool(await _result(self.host.store_delete(collection, key)))
 
     async def items(self, collection):
         check_names(collection)
-        pairs = json.loads(await self.host.store_items(collection))
+        pairs = json.loads(await _result(self.host.store_items(collection)))
         return sorted((str(key), value) for key, value in pairs)
 
 
 def bridge_fetch(host: Any):
     async def fetch(url: str) -> str:
-        return str(await host.fetch_text(url))
+        return str(await _result(host.fetch_text(url)))
     return fetch
 
 
 def bridge_confirm(host: Any):
     async def confirm(request: dict) -> dict:
-        answer = json.loads(await host.confirm(json.dumps(request)))
+        answer = json.loads(await _result(host.confirm(json.dumps(request))))
         return answer if isinstance(answer, dict) else {"approved": False}
     return confirm
 
@@ -106,7 +118,7 @@ def host_tool(host: Any, spec: dict) -> Tool:
     name = spec.get("name")
 
     async def handler(arguments: dict) -> Any:
-        return json.loads(await host.call_host_tool(name, json.dumps(arguments)))
+        return json.loads(await _result(host.call_host_tool(name, json.dumps(arguments))))
 
     return Tool.from_json_schema(name, spec.get("description", ""),
                                  spec.get("parameters") or {"type": "object", "properties": {}},

@@ -6,13 +6,15 @@ the JS/Python boundary. Events of a turn go to the page through `host.emit`.
 
 from __future__ import annotations
 
+import importlib
 import json
+import pkgutil
 from typing import Any
 
 from . import bridge, tools as builtin_tools_package
 from .agent import Agent, AgentOptions
 from .chat_format import ChatFormat
-from .tooling import Settings, ToolContext, UserFile
+from .tooling import Settings, Tool, ToolContext, UserFile
 
 SETTING_NAMES = {"thinking": "thinking", "enabledTools": "enabled_tools",
                  "allowNetwork": "allow_network", "timezone": "timezone"}
@@ -20,9 +22,18 @@ OPTION_NAMES = {"temperature": "temperature", "maxSteps": "max_steps", "maxToken
                 "systemPrompt": "system_prompt", "maxResultChars": "max_result_chars"}
 
 
-def builtin_tools() -> list:
-    listed = getattr(builtin_tools_package, "builtin_tools", None)  # tools/ may not list them yet
-    return list(listed()) if listed else []
+def builtin_tools() -> list[Tool]:
+    """tools.builtin_tools() when the tools package offers it, else every Tool its modules define."""
+    listed = getattr(builtin_tools_package, "builtin_tools", None)
+    if listed:
+        return list(listed())
+    found: dict[str, Tool] = {}
+    for module_info in pkgutil.iter_modules(builtin_tools_package.__path__):
+        module = importlib.import_module(f"{builtin_tools_package.__name__}.{module_info.name}")
+        for value in vars(module).values():
+            if isinstance(value, Tool):
+                found.setdefault(value.name, value)
+    return list(found.values())
 
 
 class AgentSession:

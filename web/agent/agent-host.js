@@ -41,7 +41,7 @@ export class AgentHost {
     const host = new AgentHost(model, store, onEvent, confirm);
     pyodide.registerJsModule(HOST_MODULE, host.#capabilities());
     const sessions = pyodide.pyimport("botpsy_agent.browser_session");
-    host.session = sessions.create_session(null, JSON.stringify(tokenizerConfig), JSON.stringify(manifest), includeBuiltinTools);
+    host.session = sessions.create_session(undefined, JSON.stringify(tokenizerConfig), JSON.stringify(manifest), includeBuiltinTools);
     host.setSettings({timezone: defaultTimezone()});
     return host;
   }
@@ -70,9 +70,9 @@ export class AgentHost {
       },
       generate_next: async (handle) => {
         const iterator = this.generations.get(handle);
-        if (!iterator) return null;
+        if (!iterator) return undefined;
         const {done, value} = await iterator.next();
-        if (done) { this.generations.delete(handle); return null; }
+        if (done) { this.generations.delete(handle); return undefined; }
         return value.text ?? "";
       },
       store_get: (collection, key) => this.store.get(collection, key),

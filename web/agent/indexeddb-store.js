@@ -29,10 +29,10 @@ export class IndexedDbStore {
     return this.db.transaction(RECORDS, mode).objectStore(RECORDS);
   }
 
-  /** The stored JSON text, or null. */
+  /** The stored JSON text, or undefined. */
   async get(collection, key) {
     const record = await promised(this.#records("readonly").get([collection, key]));
-    return record ? record.json : null;
+    return record ? record.json : undefined;
   }
 
   async put(collection, key, json) {

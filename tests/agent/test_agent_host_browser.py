@@ -1,0 +1,70 @@
+"""The agent in real headless Chromium: the Python package loads into Pyodide from
+local files only, and a multi-step tool episode runs through the real AgentHost,
+the real ModelClient and worker protocol (a scripted worker replays the model's
+outputs), with notes kept in the real IndexedDB across a page reload."""
+
+import pytest
+
+TEMPLATE_URL = "/tests/agent/templates/qwen35_style.jinja"
+PAGE = "/tests/pages/agent-host.html"
+
+
+def xml_call(name, **arguments):
+    parameters = "".join(f"<parameter={key}>\n{value}\n</parameter>\n" for key, value in arguments.items())
+    return f"<tool_call>\n<function={name}>\n{parameters}</function>\n</tool_call>"
+
+
+@pytest.fixture(scope="module")
+def agent_page(browser, open_guarded_page, agent_bundle, server):
+    context, page, guard = open_guarded_page(browser)
+    page.set_default_timeout(120_000)
+    yield page
+    context.close()
+    guard.assert_clean()
+
+
+def start(page, server, outputs, store_name, approve=True):
+    page.goto(server + PAGE)
+    return page.evaluate("options => window.startAgent(options)", {
+        "outputs": outputs, "templateUrl": TEMPLATE_URL, "storeName": store_name, "approve": approve})
+
+
+def test_package_loads_into_pyodide_with_builtin_tools(agent_page, server):
+    started = start(agent_page, server, [], "botpsy-test-load")
+    assert {"notes_create", "notes_list", "calculator"} <= set(started["tools"])
+    print(f"AgentHost.create (Pyodide + bundle + IndexedDB): {started['createMs']:.0f} ms")
+
+
+def test_multi_step_episode_persists_notes_across_a_reload(agent_page, server):
+    store = "botpsy-test-episode"
+    outputs = [
+        "I will save it.</think>\n\n" + xml_call("notes_create", text="Buy oat milk", title="Shopping"),
+        "Saved. Let me check.</think>\n\n" + xml_call("notes_list"),
+        "Done.</think>\n\nI saved your note \"Shopping\".",
+    ]
+    start(agent_page, server, outputs, store)
+    turn = agent_page.evaluate("text => window.runTurn(text)", "Remember: buy oat milk")
+    kinds = [event["type"] for event in turn["events"]]
+    assert turn["final"] == {"type": "final", "text": 'I saved your note "Shopping".', "steps": 3}
+    assert {"thinking", "tool_call_delta", "tool_call", "confirmation", "tool_result"} <= set(kinds)
+    assert [c["name"] for c in turn["confirmations"]] == ["notes_create"]
+    results = [event for event in turn["events"] if event["type"] == "tool_result"]
+    assert [r["name"] for r in results] == ["notes_create", "notes_list"] and all(r["ok"] for r in results)
+    assert "Shopping" in results[1]["result"]
+
+    # A new page load: a fresh Pyodide, the same IndexedDB database.
+    start(agent_page, server, [xml_call("notes_search", query="milk"), "You have a Shopping note."], store)
+    turn = agent_page.evaluate("text => window.runTurn(text)", "What did I want to buy?")
+    [result] = [event for event in turn["events"] if event["type"] == "tool_result"]
+    assert result["ok"] and "Buy oat milk" in result["result"]
+    assert turn["confirmations"] == []
+
+
+def test_denied_side_effect_changes_nothing_in_indexeddb(agent_page, server):
+    store = "botpsy-test-denied"
+    start(agent_page, server, [xml_call("notes_create", text="secret"), "Not saved.", xml_call("notes_list"), "None."],
+          store, approve=False)
+    first = agent_page.evaluate("text => window.runTurn(text)", "save secret")
+    assert "Denied" in [e for e in first["events"] if e["type"] == "tool_result"][0]["result"]
+    second = agent_page.evaluate("text => window.runTurn(text)", "list notes")
+    assert [e for e in second["events"] if e["type"] == "tool_result"][0]["result"] == "[]"

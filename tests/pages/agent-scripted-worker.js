@@ -1,0 +1,38 @@
+// A scripted model worker for the agent's browser tests: it speaks the real
+// page<->worker protocol (web/runtime/protocol.js) behind the real ModelClient,
+// but replays prepared outputs instead of running a network.
+// load(folderUrl): folderUrl points at a JSON script {outputs: [...], manifest: {...}}.
+// Each generate streams the next output in 4-character token events.
+import {Events, Verbs, errorReply, event, reply} from "/web/runtime/protocol.js";
+
+let script = null;
+let next = 0;
+
+async function handle({id, verb, args}) {
+  if (verb === Verbs.LOAD) {
+    script = await (await fetch(args.folderUrl)).json();
+    next = 0;
+    return {backend: "scripted", dtype: "none", threads: 1, reason: "scripted test model",
+            architecture: "scripted", manifest: script.manifest ?? {}, eosTokenIds: [], toolCallFormat: script.manifest?.tool_call_format ?? null};
+  }
+  if (verb === Verbs.GENERATE) {
+    if (!script) throw new Error("the scripted model was not loaded");
+    if (next >= script.outputs.length) throw new Error(`the scripted model has only ${script.outputs.length} outputs`);
+    const output = script.outputs[next++];
+    for (let start = 0; start < output.length; start += 4) {
+      postMessage(event(id, Events.TOKEN, {tokenId: -1, text: output.slice(start, start + 4)}));
+    }
+    return {promptTokens: args.prompt.length, reusedTokens: 0, generatedTokens: output.length,
+            prefillMs: 0, decodeMs: 0, tokensPerSecond: 0, stopReason: "eos"};
+  }
+  if (verb === Verbs.CANCEL || verb === Verbs.RESET || verb === Verbs.UNLOAD) return null;
+  throw new Error(`the scripted model does not support ${verb}`);
+}
+
+self.onmessage = async ({data}) => {
+  try {
+    postMessage(reply(data.id, await handle(data)));
+  } catch (error) {
+    postMessage(errorReply(data.id, error));
+  }
+};
