@@ -9,9 +9,9 @@ TEMPLATE_URL = "/tests/agent/templates/qwen35_style.jinja"
 PAGE = "/tests/pages/agent-host.html"
 
 
-def xml_call(name, **arguments):
+def xml_call(tool_name, **arguments):
     parameters = "".join(f"<parameter={key}>\n{value}\n</parameter>\n" for key, value in arguments.items())
-    return f"<tool_call>\n<function={name}>\n{parameters}</function>\n</tool_call>"
+    return f"<tool_call>\n<function={tool_name}>\n{parameters}</function>\n</tool_call>"
 
 
 @pytest.fixture(scope="module")

@@ -23,9 +23,9 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-def xml_call(name, **arguments):
+def xml_call(tool_name, **arguments):
     parameters = "".join(f"<parameter={key}>\n{value}\n</parameter>\n" for key, value in arguments.items())
-    return f"<tool_call>\n<function={name}>\n{parameters}</function>\n</tool_call>"
+    return f"<tool_call>\n<function={tool_name}>\n{parameters}</function>\n</tool_call>"
 
 
 def run(agent, text):

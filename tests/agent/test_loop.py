@@ -18,9 +18,9 @@ from botpsy_agent.tooling import ToolContext, ToolError, tool
 QWEN_FORMAT = ChatFormat((Path(__file__).parent / "templates" / "qwen35_style.jinja").read_text())
 
 
-def xml_call(name, **arguments):
+def xml_call(tool_name, **arguments):
     parameters = "".join(f"<parameter={key}>\n{value}\n</parameter>\n" for key, value in arguments.items())
-    return f"<tool_call>\n<function={name}>\n{parameters}</function>\n</tool_call>"
+    return f"<tool_call>\n<function={tool_name}>\n{parameters}</function>\n</tool_call>"
 
 
 @tool
