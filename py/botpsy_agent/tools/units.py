@@ -110,7 +110,7 @@ TEMPERATURES = {"°C": (F(1), F("273.15"), ("C", "celsius", "degc", "degrees cel
 
 def _spellings(symbol: str, aliases: tuple[str, ...]) -> list[str]:
     words = [symbol, *aliases]
-    plurals = [word + "s" for word in words if len(word) > 3 and word[-1].isalpha() and not word.endswith("s")]
+    plurals = [word + "s" for word in words if len(word) >= 3 and word[-1].isalpha() and not word.endswith("s")]
     plurals += [word.replace("foot", "feet") for word in words if "foot" in word]
     return words + plurals
 
