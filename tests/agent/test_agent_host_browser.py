@@ -32,7 +32,9 @@ def start(page, server, outputs, store_name, approve=True):
 def test_package_loads_into_pyodide_with_builtin_tools(agent_page, server):
     started = start(agent_page, server, [], "botpsy-test-load")
     assert {"notes_create", "notes_list", "calculator"} <= set(started["tools"])
-    print(f"AgentHost.create (Pyodide + bundle + IndexedDB): {started['createMs']:.0f} ms")
+    print(f"\nAgentHost.create (Pyodide + bundle + IndexedDB): {started['createMs']:.0f} ms; "
+          f"main-thread long tasks: {len(started['longTasks'])}, longest {max(started['longTasks'], default=0):.0f} ms, "
+          f"total {sum(started['longTasks']):.0f} ms")
 
 
 def test_multi_step_episode_persists_notes_across_a_reload(agent_page, server):
@@ -51,6 +53,8 @@ def test_multi_step_episode_persists_notes_across_a_reload(agent_page, server):
     results = [event for event in turn["events"] if event["type"] == "tool_result"]
     assert [r["name"] for r in results] == ["notes_create", "notes_list"] and all(r["ok"] for r in results)
     assert "Shopping" in results[1]["result"]
+    print(f"\n3-step scripted turn: {turn['turnMs']:.0f} ms; main-thread long tasks: "
+          f"{[round(ms) for ms in turn['longTasks']]}")
 
     # A new page load: a fresh Pyodide, the same IndexedDB database.
     start(agent_page, server, [xml_call("notes_search", query="milk"), "You have a Shopping note."], store)
