@@ -12,6 +12,12 @@ import torch.nn.functional as F
 MS_DOMAIN = "com.microsoft"
 
 
+def _typed_like(value, like):
+    """Give a contrib-op output the type/shape of a tensor it mirrors (torch cannot infer it)."""
+    value.setType(like.type())
+    return value
+
+
 class CausalConvWithState(torch.autograd.Function):
     """Depthwise causal conv1d + SiLU with a carried state of the last kernel-1 inputs.
 
@@ -30,10 +36,11 @@ class CausalConvWithState(torch.autograd.Function):
 
     @staticmethod
     def symbolic(g, x, weight, bias, past_state):
-        return g.op(
+        y, present = g.op(
             f"{MS_DOMAIN}::CausalConvWithState", x, weight, bias, past_state,
             activation_s="silu", outputs=2,
         )
+        return _typed_like(y, x), _typed_like(present, past_state)
 
 
 class GatedDeltaRule(torch.autograd.Function):
@@ -64,7 +71,8 @@ class GatedDeltaRule(torch.autograd.Function):
 
     @staticmethod
     def symbolic(g, query, key, value, past_state, decay, beta, heads):
-        return g.op(
+        out, present = g.op(
             f"{MS_DOMAIN}::LinearAttention", query, key, value, past_state, decay, beta,
             q_num_heads_i=heads, kv_num_heads_i=heads, update_rule_s="gated_delta", outputs=2,
         )
+        return _typed_like(out, value), _typed_like(present, past_state)

@@ -4,6 +4,8 @@ All variants quantize every constant-weight MatMul, the (untied) LM head include
 embedding table. States and activations stay fp32.
 """
 
+import contextlib
+import logging
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +14,18 @@ from typing import ClassVar
 import onnx
 
 from .to_onnx import save_model
+
+
+@contextlib.contextmanager
+def _quiet_quantizer_logs():
+    """onnxruntime's quantizers log advice on the root logger; keep the CLI output clean."""
+    root = logging.getLogger()
+    previous = root.level
+    root.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        root.setLevel(previous)
 
 
 @dataclass(frozen=True)
@@ -46,7 +60,7 @@ class DynamicInt8:
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
         op_types = ["MatMul"] + (["Gather"] if self.quantize_embedding else [])
-        with tempfile.TemporaryDirectory(dir=out_path.parent, prefix=".q8-") as scratch:
+        with tempfile.TemporaryDirectory(dir=out_path.parent, prefix=".q8-") as scratch, _quiet_quantizer_logs():
             scratch_path = Path(scratch) / "model.onnx"
             quantize_dynamic(
                 fp32_path, scratch_path, op_types_to_quantize=op_types, per_channel=self.per_channel,
@@ -81,12 +95,13 @@ class BlockInt4:
         from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
 
         op_types = ("MatMul", "Gather") if self.quantize_embedding else ("MatMul",)
-        quantizer = MatMulNBitsQuantizer(
-            onnx.load(fp32_path), bits=4, block_size=self.block_size, is_symmetric=self.symmetric,
-            accuracy_level=self.accuracy_level, op_types_to_quantize=op_types,
-            quant_axes=(("MatMul", 0), ("Gather", 1)),
-        )
-        quantizer.process()
+        with _quiet_quantizer_logs():
+            quantizer = MatMulNBitsQuantizer(
+                onnx.load(fp32_path), bits=4, block_size=self.block_size, is_symmetric=self.symmetric,
+                accuracy_level=self.accuracy_level, op_types_to_quantize=op_types,
+                quant_axes=(("MatMul", 0), ("Gather", 1)),
+            )
+            quantizer.process()
         return save_model(quantizer.model.model, out_path)
 
 
