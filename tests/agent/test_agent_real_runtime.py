@@ -1,0 +1,36 @@
+"""The agent host on the real runtime: the real model worker runs an exported
+tiny Qwen3.5 (random weights, so its words mean nothing) on WASM; the agent
+renders prompts with the folder's own chat template and finishes its turns."""
+
+import pytest
+
+PAGE = "/tests/pages/agent-host.html"
+
+
+@pytest.fixture(scope="module")
+def real_model_page(browser, open_guarded_page, agent_bundle, server, exported_model):
+    exported_model("tiny-qwen3.5")
+    context, page, guard = open_guarded_page(browser)
+    page.set_default_timeout(300_000)
+    yield page
+    context.close()
+    guard.assert_clean()
+
+
+def test_turns_complete_on_the_real_runtime_and_reuse_the_prefix(real_model_page, server):
+    page = real_model_page
+    page.goto(server + PAGE)
+    started = page.evaluate("options => window.startAgent(options)", {
+        "modelUrl": "/models/tiny-qwen3.5/", "storeName": "botpsy-test-real", "thinking": False,
+        "settings": {"maxTokens": 12, "temperature": 0, "maxSteps": 2}})
+    assert "notes_create" in started["tools"]
+    first = page.evaluate("text => window.runTurn(text)", "Hello there")
+    second = page.evaluate("text => window.runTurn(text)", "And again")
+    for turn in (first, second):
+        assert turn["final"]["type"] == "final" and turn["final"]["steps"] >= 1
+        assert not [event for event in turn["events"] if event["type"] == "error"
+                    and "steps" not in event["message"]]
+        assert turn["stats"]["generatedTokens"] >= 1
+    assert second["stats"]["reusedTokens"] > 0
+    print(f"\nreal runtime, tiny-qwen3.5: first turn {first['turnMs']:.0f} ms, second {second['turnMs']:.0f} ms; "
+          f"second turn reused {second['stats']['reusedTokens']} of {second['stats']['promptTokens']} prompt tokens")
