@@ -6,7 +6,7 @@
   {"type": "tool_call", "id", "name", "arguments", "error"}  a complete call
   {"type": "confirmation", "id", "name", "arguments", "reason"}
   {"type": "tool_result", "id", "name", "ok", "result", "duration_ms", "untrusted"}
-  {"type": "final", "text", "steps"}   {"type": "error", "message"}
+  {"type": "final", "text", "steps", "cancelled"?}   {"type": "error", "message"}
 Tool failures are fed back to the model as "Error: <Type>: <message>"; only a
 failing model or template ends the turn with an "error" event.
 """
@@ -56,10 +56,15 @@ class Agent:
     tools: dict[str, Tool] = field(default_factory=dict)
     pre_approved: set[str] = field(default_factory=set)
     conversation: Conversation = field(default_factory=Conversation)
+    _cancelled: bool = field(default=False, repr=False)
 
     def add_tool(self, tool: Tool, pre_approved: bool = False) -> None:
         self.tools[tool.name] = tool
         (self.pre_approved.add if pre_approved else self.pre_approved.discard)(tool.name)
+
+    def cancel(self) -> None:
+        """Stop the running turn after the current generation; no further tool runs."""
+        self._cancelled = True
 
     def new_chat(self) -> None:
         self.conversation.clear()
@@ -82,6 +87,7 @@ class Agent:
     async def run_turn(self, user_text: str) -> AsyncIterator[dict]:
         self.conversation.add({"role": "user", "content": user_text})
         turn = {"read_untrusted": False}
+        self._cancelled = False
         for step in range(1, self.options.max_steps + 1):
             try:
                 prompt = self.render_prompt()
@@ -98,6 +104,10 @@ class Agent:
                 return
             calls = [(f"call_{len(self.conversation.messages)}_{index}", call)
                      for index, call in enumerate(parser.calls)]
+            if self._cancelled:  # the user pressed stop: keep the text, run nothing
+                self.conversation.add_assistant(parser.text, parser.thinking, [])
+                yield {"type": "final", "text": parser.text.strip(), "steps": step, "cancelled": True}
+                return
             self.conversation.add_assistant(parser.text, parser.thinking, calls)
             if not calls:
                 yield {"type": "final", "text": parser.text.strip(), "steps": step}

@@ -82,6 +82,9 @@ class AgentSession:
                 final = event
         return json.dumps(final)
 
+    def cancel(self) -> None:
+        self.agent.cancel()
+
     def new_chat(self) -> None:
         self.agent.new_chat()
 

@@ -196,3 +196,19 @@ def test_conversation_export_restore_and_new_chat():
         agent.restore_conversation({"messages": []})
     with pytest.raises(ConversationFormatError, match="message 0"):
         agent.restore_conversation({"format": "botpsy-conversation", "version": 1, "messages": [{"role": "robot"}]})
+
+
+def test_cancel_stops_the_turn_before_any_tool_runs():
+    agent = make_agent([xml_call("note_add", title="never"), "unused"])
+
+    async def collect():
+        events = []
+        async for event in agent.run_turn("save"):
+            events.append(event)
+            if event["type"] == "text" or event["type"] == "tool_call_delta":
+                agent.cancel()
+        return events
+    events = asyncio.run(collect())
+    assert not of_type(events, "tool_result")
+    assert events[-1]["type"] == "final" and events[-1]["cancelled"] is True
+    assert asyncio.run(agent.context.store.items("notes")) == []

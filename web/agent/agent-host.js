@@ -124,8 +124,11 @@ export class AgentHost {
     }
   }
 
-  /** Stops the model's current generation; the turn then ends normally. */
-  cancel() { return this.model.cancel?.(); }
+  /** Stops the turn: the current generation ends within a token and no further tool runs. */
+  cancel() {
+    this.session.cancel();
+    return this.model.cancel?.();
+  }
 
   /** {thinking, temperature, enabledTools, allowNetwork, timezone, maxSteps, maxTokens, systemPrompt}. */
   setSettings(settings) {
