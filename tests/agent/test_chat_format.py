@@ -102,3 +102,23 @@ def test_template_failure_becomes_an_error_event():
                   context=ToolContext())
     events = run(agent, "hi")
     assert events[-1]["type"] == "error" and "TemplateError" in events[-1]["message"]
+
+
+def test_exported_qwen35_template_keeps_the_prefix_up_to_the_last_assistant_message():
+    """The template the export writes into Qwen3.5 folders: tool list in the system turn,
+    XML calls, and (at least) everything before the newest assistant message reused."""
+    from botpsy_web import REPO_ROOT
+
+    source = (REPO_ROOT / "export" / "botpsy_export" / "templates" / "qwen3_5_chat.jinja").read_text()
+    chat_format = ChatFormat.from_model_files({"chat_template": source},
+                                              {"tool_call_format": "qwen3_coder_xml",
+                                               "chat_template_supports_tools": True})
+    model = ScriptedModel([xml_call("add", a=2, b=3), xml_call("add", a=5, b=5), "Ten."])
+    agent = Agent(model=model, chat_format=chat_format)
+    agent.add_tool(add)
+    assert run(agent, "(2+3)*2?")[-1]["text"] == "Ten."
+    assert '"name": "add"' in model.prompts[0] and model.prompts[0].endswith("<think>\n\n</think>\n\n")
+    for previous, following in zip(model.prompts, model.prompts[1:]):
+        boundary = previous.rsplit("<|im_start|>assistant\n", 1)[0] + "<|im_start|>assistant\n"
+        assert following.startswith(boundary)
+    assert "<tool_response>\n5\n</tool_response>" in model.prompts[1]
