@@ -86,6 +86,8 @@ def to_python_value(value: Any, hint: Any) -> Any:
         return hint(value)
     if hint is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
+    if hint is int and isinstance(value, float) and value.is_integer():
+        return int(value)
     origin = typing.get_origin(hint)
     if _is_union(hint):
         members = [member for member in typing.get_args(hint) if member is not type(None)]

@@ -102,8 +102,10 @@ class Tool:
     async def call(self, ctx: ToolContext, arguments: dict) -> Any:
         """Run the tool with already validated JSON arguments."""
         if self.hints is not None:
+            # null for an argument with a default means "use the default"
             arguments = {name: to_python_value(value, self.hints.get(name))
-                         for name, value in arguments.items()}
+                         for name, value in arguments.items()
+                         if value is not None or is_optional(self.hints.get(name))}
             result = (self.handler(ctx, **arguments) if self.takes_context
                       else self.handler(**arguments))
         else:

@@ -135,3 +135,9 @@ def test_truncated_output_never_raises_and_keeps_text(cut, prefix):
 def test_plain_text_passes_through_unchanged(text, chunk_size):
     parser, _ = parse(text, chunk_size=chunk_size)
     assert parser.text == text and not parser.calls and parser.thinking == ""
+
+
+def test_hermes_quoted_numbers_and_booleans_are_read_as_schema_types():
+    call = {"name": "calendar_add", "arguments": {"title": "7", "minutes": "15", "all_day": "true"}}
+    parser, _ = parse(f"<tool_call>{json.dumps(call)}</tool_call>", tool_call_format="hermes_json")
+    assert parser.calls[0].arguments == {"title": "7", "minutes": 15, "all_day": True}

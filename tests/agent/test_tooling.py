@@ -158,3 +158,10 @@ def test_memory_store_round_trip():
         with pytest.raises(ValueError, match="collection"):
             await store.items("")
     asyncio.run(scenario())
+
+
+def test_null_for_an_argument_with_a_default_uses_the_default():
+    assert asyncio.run(search_notes.call(ToolContext(), {"query": "tea", "limit": None})) == [
+        {"query": "tea", "limit": 5}]
+    result = asyncio.run(convert.call(ToolContext(), {"value": 1, "unit": "celsius", "precision": None}))
+    assert result["precision"] is None

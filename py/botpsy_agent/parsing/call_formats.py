@@ -124,6 +124,12 @@ def decode_hermes_json(body: str, schemas: Schemas | None = None) -> ParsedCall:
         arguments = {}
     if not isinstance(arguments, dict):
         return ParsedCall(data["name"], raw=body, error='"arguments" must be a JSON object')
+    # Small models often quote numbers and booleans: read such strings as the schema's type.
+    properties = ((schemas or {}).get(data["name"]) or {}).get("properties", {})
+    for key, value in arguments.items():
+        wanted = (properties.get(key) or {}).get("type")
+        if isinstance(value, str) and wanted not in (None, "string"):
+            arguments[key] = convert_raw_value(value, properties[key])
     return ParsedCall(data["name"], arguments, body)
 
 
