@@ -1,6 +1,9 @@
 """Fixtures for the product tests: a server whose responses also allow the service worker
 at /web/sw.js to control the whole site, and helpers for looking at the page."""
 
+import json
+from pathlib import Path
+
 import pytest
 
 from botpsy_web.demo import serve_app_in_background
@@ -34,3 +37,44 @@ OVERFLOW_SCRIPT = """() => {
         }
         return wide.slice(0, 10);
     }"""
+
+
+# --- the SCRIPTED model (tests/product/scripted-model-worker.js), served in place of the
+# runtime's worker with the outputs a test chose ----------------------------------------
+
+
+
+WORKER_SOURCE = (Path(__file__).parent / "scripted-model-worker.js").read_text()
+ISOLATION_HEADERS = {
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Embedder-Policy": "require-corp",
+    "Cross-Origin-Resource-Policy": "cross-origin",
+    "Access-Control-Allow-Origin": "*",
+}
+
+
+def xml_call(name, **arguments):
+    """A tool call as BotPsy (Qwen3-Coder XML) writes it."""
+    parameters = "".join(f"<parameter={key}>\n{value}\n</parameter>\n" for key, value in arguments.items())
+    return f"<tool_call>\n<function={name}>\n{parameters}</function>\n</tool_call>"
+
+
+def route_scripted_model(context, script):
+    """script: [{"match": text in the user's message, "outputs": [one output per step]}]."""
+    body = f"const SCRIPT = {json.dumps(script)};\n{WORKER_SOURCE}"
+
+    def fulfill(route):
+        route.fulfill(status=200, body=body, content_type="text/javascript", headers=ISOLATION_HEADERS)
+
+    context.route("**/web/runtime/model-worker.js", fulfill)
+
+
+@pytest.fixture(scope="session")
+def scripted_model():
+    """scripted_model(context, script) routes the runtime's worker to the scripted one."""
+    return route_scripted_model
+
+
+@pytest.fixture(scope="session")
+def tool_call_text():
+    return xml_call

@@ -37,6 +37,7 @@ const settings = new SettingsPanel({
   temperature: $("temperature-input"),
   temperatureValue: $("temperature-value"),
   toolToggles: $("tool-toggles"),
+  toolCount: $("tool-count"),
   network: $("network-toggle"),
   onChange: (current) => session.setSettings(current),
 });

@@ -81,7 +81,8 @@ export class AssistantTurn {
       return { node, target: node };
     });
     block.part.text += delta;
-    block.target.textContent = block.part.text;
+    // Models often open with blank lines (after a closed think block): don't show them.
+    block.target.textContent = block.part.text.replace(/^\s+/, "");
     this.scroll();
   }
 

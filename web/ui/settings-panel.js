@@ -40,8 +40,8 @@ export function agentSettings(settings, toolNames) {
 }
 
 export class SettingsPanel {
-  constructor({ thinking, temperature, temperatureValue, toolToggles, network, onChange }) {
-    this.inputs = { thinking, temperature, temperatureValue, toolToggles, network };
+  constructor({ thinking, temperature, temperatureValue, toolToggles, toolCount, network, onChange }) {
+    this.inputs = { thinking, temperature, temperatureValue, toolToggles, toolCount, network };
     this.onChange = onChange;
     this.settings = loadSettings();
     this.toolNames = [];
@@ -61,6 +61,7 @@ export class SettingsPanel {
   /** tools: [{name, description}] as the agent lists them. */
   showTools(tools) {
     this.toolNames = tools.map((t) => t.name);
+    this.#countTools();
     if (!tools.length) {
       setChildren(this.inputs.toolToggles, el("p", { class: "hint" }, "The tool list appears once a model is loaded."));
       return;
@@ -74,11 +75,18 @@ export class SettingsPanel {
           if (input.checked) disabled.delete(tool.name);
           else disabled.add(tool.name);
           this.#update({ disabledTools: [...disabled] });
+          this.#countTools();
         },
       });
       return el("label", { class: "tool-toggle", title: tool.description || "" },
         input, el("span", {}, tool.name));
     }));
+  }
+
+  #countTools() {
+    if (!this.inputs.toolCount) return;
+    const on = this.toolNames.filter((name) => !this.settings.disabledTools.includes(name)).length;
+    this.inputs.toolCount.textContent = this.toolNames.length ? `(${on} of ${this.toolNames.length} on)` : "";
   }
 
   current() {

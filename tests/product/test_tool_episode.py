@@ -1,0 +1,109 @@
+"""A multi-step tool episode as a person sees it: tool calls appear as cards (name,
+arguments, result, duration); a side-effecting call opens a confirmation dialog that can
+approve with edited arguments or deny; the notes end up in the real IndexedDB store.
+
+The model here is SCRIPTED (tests/product/scripted-model-worker.js): the real small
+models cannot call tools reliably, so its outputs are replayed through the real worker
+protocol, ModelClient, AgentHost, Pyodide agent, parser, tools and store."""
+
+import json
+
+import pytest
+
+MODEL = "tiny-qwen3.5"  # its folder gives the real chat template and tool-call format
+
+
+@pytest.fixture(scope="module")
+def episode_page(browser, open_guarded_page, app_server, exported_model, agent_bundle, scripted_model,
+                 tool_call_text, artifacts_dir):
+    exported_model(MODEL)
+    context, page, guard = open_guarded_page(browser, app_server, viewport={"width": 1280, "height": 900},
+                                             service_workers="block")
+    scripted_model(context, [
+        {"match": "remember to buy oat milk", "outputs": [
+            tool_call_text("notes_create", title="Shopping", text="Buy oat milk"),
+            tool_call_text("notes_list"),
+            "Saved it as a note.",
+        ]},
+        {"match": "remember the dentist", "outputs": [
+            tool_call_text("notes_create", title="Dentist", text="Call the dentist on Friday"),
+            "All right, I did not save that.",
+        ]},
+    ])
+    page.set_default_timeout(120_000)
+    page.goto(f"{app_server}/")
+    page.get_by_role("radio", name=MODEL).check()
+    page.get_by_role("button", name="Load model").click()
+    page.locator("#load-progress[data-state='ready']").wait_for()
+    yield page
+    context.close()
+    guard.assert_clean()
+
+
+def send(page, text):
+    box = page.get_by_role("textbox", name="Message to BotPsy")
+    box.fill(text)
+    box.press("Enter")
+
+
+def test_approving_with_edited_arguments_runs_the_edited_call(episode_page, artifacts_dir):
+    page = episode_page
+    send(page, "Please remember to buy oat milk")
+    dialog = page.get_by_role("dialog", name="Allow “notes_create”?")
+    dialog.wait_for()
+    arguments = dialog.get_by_label("Arguments (JSON, you can edit them)")
+    assert json.loads(arguments.input_value()) == {"title": "Shopping", "text": "Buy oat milk"}
+    page.screenshot(path=artifacts_dir / "product-confirm-dialog.png")
+    arguments.fill("{not json")
+    dialog.get_by_role("button", name="Approve").click()
+    assert "not valid JSON" in dialog.get_by_role("alert").inner_text()
+    arguments.fill(json.dumps({"title": "Groceries", "text": "Buy oat milk"}))
+    dialog.get_by_role("button", name="Approve").click()
+    page.get_by_text("Saved it as a note.").wait_for()
+
+    cards = page.locator(".message.assistant").last.locator(".tool-card")
+    assert cards.count() == 2
+    create, listing = cards.nth(0), cards.nth(1)
+    assert create.locator(".tool-name").inner_text() == "notes_create"
+    assert json.loads(create.locator(".tool-arguments").inner_text())["title"] == "Groceries"
+    assert create.get_attribute("data-status") == "done"
+    assert listing.locator(".tool-name").inner_text() == "notes_list"
+    assert "Groceries" in listing.locator(".tool-result").inner_text()
+    for card in (create, listing):
+        assert card.locator(".tool-duration").inner_text().endswith(("ms", "s"))
+    page.screenshot(path=artifacts_dir / "product-tool-cards.png")
+
+
+def test_denying_a_call_leaves_the_notes_unchanged(episode_page, artifacts_dir):
+    page = episode_page
+    send(page, "Also remember the dentist")
+    dialog = page.get_by_role("dialog", name="Allow “notes_create”?")
+    dialog.wait_for()
+    dialog.get_by_role("button", name="Deny").click()
+    page.get_by_text("All right, I did not save that.").wait_for()
+    card = page.locator(".message.assistant").last.locator(".tool-card")
+    assert card.get_attribute("data-status") == "denied"
+    assert "Denied" in card.locator(".tool-status").inner_text()
+    notes = page.evaluate("""async () => {
+        const request = indexedDB.open('botpsy-agent');
+        const db = await new Promise((resolve, reject) => { request.onsuccess = () => resolve(request.result); request.onerror = reject; });
+        const names = [...db.objectStoreNames];
+        const values = [];
+        for (const name of names) {
+            const all = db.transaction(name).objectStore(name).getAll();
+            values.push(...await new Promise((resolve) => { all.onsuccess = () => resolve(all.result); }));
+        }
+        return JSON.stringify(values);
+    }""")
+    assert "Groceries" in notes and "dentist" not in notes.lower()
+    page.screenshot(path=artifacts_dir / "product-tool-denied.png")
+
+
+def test_escape_in_the_dialog_counts_as_deny(episode_page):
+    page = episode_page
+    send(page, "Also remember the dentist")
+    dialog = page.get_by_role("dialog", name="Allow “notes_create”?")
+    dialog.wait_for()
+    page.keyboard.press("Escape")
+    page.get_by_text("All right, I did not save that.").last.wait_for()
+    assert page.locator(".message.assistant").last.locator(".tool-card").get_attribute("data-status") == "denied"
