@@ -86,7 +86,8 @@ class Agent:
 
     async def run_turn(self, user_text: str) -> AsyncIterator[dict]:
         self.conversation.add({"role": "user", "content": user_text})
-        turn = {"read_untrusted": False}
+        # Untrusted text read in an earlier turn is still in the prompt: it still counts.
+        turn = {"read_untrusted": self.conversation.holds_untrusted_content()}
         self._cancelled = False
         for step in range(1, self.options.max_steps + 1):
             try:
@@ -153,10 +154,11 @@ class Agent:
             output, ok = problem, False
         output = cap_length(output, self.options.max_result_chars)
         duration_ms = round((time.monotonic() - started) * 1000, 1)
+        untrusted = bool(tool and tool.untrusted_output and ok)
         self.conversation.add({"role": "tool", "tool_call_id": call_id, "name": call.name or "",
-                               "content": output})
+                               "content": output, "untrusted": untrusted})
         yield {"type": "tool_result", "id": call_id, "name": call.name, "ok": ok, "result": output,
-               "duration_ms": duration_ms, "untrusted": bool(tool and tool.untrusted_output and ok)}
+               "duration_ms": duration_ms, "untrusted": untrusted}
 
     def _problem_with(self, call, tool: Tool | None) -> str | None:
         """The error text for a call that must not run, or None."""

@@ -37,6 +37,10 @@ class Conversation:
             return [{"role": "system", "content": system_prompt}] + self.messages
         return list(self.messages)
 
+    def holds_untrusted_content(self) -> bool:
+        """True once any tool result from a third party is part of the conversation."""
+        return any(message.get("untrusted") for message in self.messages)
+
     def clear(self) -> None:
         self.messages.clear()
 
