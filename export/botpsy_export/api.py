@@ -11,7 +11,7 @@ from .errors import ExportError, OutOfDiskError, VerificationFailedError
 from .folder import MANIFEST, describe_files, write_json, write_model_configs, write_tokenizer_files
 from .progress import Progress
 from .quantize import variant_for
-from .sources import load_source
+from .sources import LoadedSource, load_source
 from .to_onnx import export_fp32
 
 FORMAT_VERSION = 1
@@ -30,19 +30,28 @@ def export_model(source, out_dir, dtypes=("fp32", "q8", "q4"), verify=True, prog
     parity fails (the folder and its manifest are still written, for inspection).
     """
     dtypes = _normalise_dtypes(dtypes)
-    out = Path(out_dir)
     bars = Progress(progress)
+    with bars.phase("load model"):
+        loaded = load_source(str(source))
+    return export_loaded(loaded, out_dir, dtypes, verify, bars)
+
+
+def export_loaded(loaded: LoadedSource, out_dir, dtypes=("fp32", "q8", "q4"), verify=True, progress=True) -> dict:
+    """Like `export_model`, for a model already in memory (benchmarks build theirs in code)."""
+    dtypes = _normalise_dtypes(dtypes)
+    bars = progress if isinstance(progress, Progress) else Progress(progress)
+    out = Path(out_dir)
     started = time.perf_counter()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            manifest = _export(str(source), out, dtypes, verify, bars)
+            manifest = _export(loaded, out, dtypes, verify, bars)
     except OSError as error:
         if error.errno == errno.ENOSPC:
             raise OutOfDiskError(f"out of disk space while writing {out}: free some space or pick "
                                  "another --out") from None
         raise
-    manifest["export_seconds"] = round(time.perf_counter() - started, 1)
+    manifest["export_seconds"] = round(time.perf_counter() - started + bars.timings.get("load model", 0), 1)
     manifest["phase_seconds"] = bars.timings
     write_json(out / MANIFEST, manifest)
     fp32_result = manifest.get("verification", {}).get("fp32")
@@ -83,9 +92,7 @@ def _check_free_space(out: Path, parameters: int):
                              f"about {needed / 2**30:.1f} GiB")
 
 
-def _export(source, out, dtypes, verify, bars) -> dict:
-    with bars.phase("load model"):
-        loaded = load_source(source)
+def _export(loaded, out, dtypes, verify, bars) -> dict:
     arch = loaded.architecture
     _check_free_space(out, sum(p.numel() for p in arch.model.parameters()))
     (out / "onnx").mkdir(parents=True, exist_ok=True)

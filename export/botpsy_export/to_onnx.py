@@ -85,7 +85,29 @@ def export_fp32(arch: Architecture, path: Path) -> list[Path]:
             )
         model = onnx.load(trace_path)
     _check_io(model, arch)
+    _declare_output_shapes(model, arch)
     return save_model(model, path)
+
+
+def _set_dims(value_info, dims):
+    shape = value_info.type.tensor_type.shape
+    shape.ClearField("dim")
+    for dim in dims:
+        if isinstance(dim, str):
+            shape.dim.add().dim_param = dim
+        else:
+            shape.dim.add().dim_value = dim
+
+
+def _declare_output_shapes(model: onnx.ModelProto, arch: Architecture):
+    """Write the true output shapes (the tracer cannot see through contrib ops or the head slice)."""
+    outputs = {o.name: o for o in model.graph.output}
+    _set_dims(outputs["logits"], [1, 1, arch.config.vocab_size])
+    for spec in arch.state_specs():
+        dims = list(spec.shape)
+        if spec.seq_axis is not None:
+            dims[spec.seq_axis] = "total_sequence"
+        _set_dims(outputs[spec.output], dims)
 
 
 def _check_io(model: onnx.ModelProto, arch: Architecture):

@@ -66,17 +66,19 @@ def test_cache_entries_match_graph_inputs_and_outputs(any_model):
         assert [o.name for o in graph.output] == ["logits"] + [c["output"] for c in cache], dtype
         for name in ("input_ids", "attention_mask", "position_ids"):
             assert inputs[name].type.tensor_type.elem_type == onnx.TensorProto.INT64
-        assert _dims(outputs["logits"])[-1] == manifest["vocab_size"]
+        assert _dims(outputs["logits"]) == [1, 1, manifest["vocab_size"]]
         for c in cache:
             assert c["kind"] in {"key", "value", "conv", "recurrent"}
             assert c["dtype"] == "float32" == ONNX_TYPES[inputs[c["input"]].type.tensor_type.elem_type]
-            dims = _dims(inputs[c["input"]])
-            assert len(dims) == len(c["shape"])
-            for axis, (declared, actual) in enumerate(zip(c["shape"], dims)):
-                if axis == c["seq_axis"]:
-                    assert declared == 0 and isinstance(actual, str)
-                else:
-                    assert declared == actual
+            assert ONNX_TYPES[outputs[c["output"]].type.tensor_type.elem_type] == "float32"
+            for value in (inputs[c["input"]], outputs[c["output"]]):
+                dims = _dims(value)
+                assert len(dims) == len(c["shape"])
+                for axis, (declared, actual) in enumerate(zip(c["shape"], dims)):
+                    if axis == c["seq_axis"]:
+                        assert declared == 0 and isinstance(actual, str)
+                    else:
+                        assert declared == actual
 
 
 def test_cache_names_follow_the_contract(any_model):
