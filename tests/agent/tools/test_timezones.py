@@ -7,6 +7,7 @@ from importlib import resources
 import pytest
 
 from botpsy_agent.tooling import ToolError
+from botpsy_agent.tools.data.build_tz_rules import parse_tzif
 from botpsy_agent.tools.timezones import _zone_from_rules, bundled_rules, canonical_name, get_zone
 
 UTC = datetime.timezone.utc
@@ -26,19 +27,29 @@ def test_bundled_rules_cover_the_iana_database():
     assert {"Europe/Paris", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe"} <= names
 
 
+def moments_to_check(name: str) -> list[datetime.datetime]:
+    """Every 10 days from 2020 to 2040, plus either side of each transition the database lists."""
+    *folders, leaf = name.split("/")
+    tzif = resources.files(".".join(["tzdata", "zoneinfo", *folders])).joinpath(leaf).read_bytes()
+    start, end = datetime.datetime(2020, 1, 1, tzinfo=UTC), datetime.datetime(2040, 1, 1, tzinfo=UTC)
+    moments = [start + datetime.timedelta(days=10 * step) for step in range(731)]
+    for seconds in parse_tzif(tzif)["times"]:
+        if start.timestamp() <= seconds < end.timestamp():
+            moment = datetime.datetime.fromtimestamp(seconds, UTC)
+            moments += [moment - datetime.timedelta(seconds=1), moment]
+    return moments
+
+
 def test_fallback_matches_the_iana_database_from_2020_on():
-    """Every zone, every 9 days and 7 hours from 2020 to 2040: same offset and abbreviation."""
-    step = datetime.timedelta(days=9, hours=7)
+    """Every zone: same offset and abbreviation every 10 days and on both sides of each transition."""
     mismatches = []
     for name in bundled_rules():
         real, fallback = tzdata_zone(name), _zone_from_rules(name)
-        moment = datetime.datetime(2020, 1, 1, tzinfo=UTC)
-        while moment.year < 2040:
+        for moment in moments_to_check(name):
             expected, got = moment.astimezone(real), moment.astimezone(fallback)
             if (expected.utcoffset(), expected.tzname()) != (got.utcoffset(), got.tzname()):
                 mismatches.append((name, moment.isoformat()))
                 break
-            moment += step
     assert mismatches == []
 
 
@@ -75,3 +86,13 @@ def test_utc_and_fixed_offsets(written, hours):
 def test_unknown_zones_are_refused_with_help(written, message):
     with pytest.raises(ToolError, match=message):
         get_zone(written)
+
+
+def test_bundled_rules_are_exactly_what_the_build_script_makes():
+    """tz_rules.json is generated: rebuild it with data/build_tz_rules.py after a tzdata upgrade."""
+    import json
+
+    from botpsy_agent.tools.data.build_tz_rules import build
+
+    stored = json.loads(resources.files("botpsy_agent.tools").joinpath("data/tz_rules.json").read_text())
+    assert build() == stored
