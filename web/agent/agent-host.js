@@ -1,22 +1,19 @@
-// The agent in the page (docs/contracts.md section 3). Python (Pyodide) runs
-// the loop, tools and safety policy; this class hands it the page's
-// capabilities as the registered module `botpsy_host` (see py/botpsy_agent/bridge.py)
-// and forwards the agent's events to the page.
+// The agent in the page (docs/contracts.md section 3). Python (Pyodide) runs the
+// loop, the tools and the safety policy in the agent's own worker
+// (agent-worker.js); this class keeps the page's side: the model (a ModelClient),
+// confirmations, host tools and the events for the UI.
 //
-// Pyodide runs on the page's main thread, not in a worker of its own: the model
-// already has its worker, the agent's Python work per step is parsing and
-// templating, and confirmations, host tools, files and IndexedDB are page things
-// that a second worker would have to proxy message by message. Measured in
-// headless Chromium (tests/agent/test_agent_host_browser.py prints it): a
-// 3-step scripted turn took 116 ms with no main-thread task over 50 ms; loading
-// Pyodide + the bundle blocked the main thread in 3 tasks, longest 487 ms
-// (975 ms in all) of a 15.7 s cold start. Long-running Python (run_python) is
-// the one thing that would freeze the page; that tool bounds its own time.
-import {IndexedDbStore} from "./indexeddb-store.js";
-import {loadAgentPython} from "./python-runtime.js";
+// Why a worker (measured in headless Chromium, tests/agent/test_agent_host_browser.py
+// prints the figures): with Pyodide on the page's main thread, loading it and the
+// agent blocked the page in one task of 7.4-9.6 s (Python start-up is synchronous);
+// in this worker the page saw no task over 50 ms during a 11-18 s cold start. A
+// scripted 3-step turn took 64-110 ms on the main thread and 105-283 ms here (a
+// message hop per model chunk and store call): nothing next to the model's time.
+import {RpcChannel} from "./rpc-channel.js";
 import {describeUserFiles} from "./user-files.js";
 
-const HOST_MODULE = "botpsy_host";
+const WORKER_URL = new URL("./agent-worker.js", import.meta.url);
+export const AGENT_BUNDLE_URL = new URL("../../static/build/agent-py.zip", import.meta.url);
 
 function defaultTimezone() {
   try { return Intl.DateTimeFormat().resolvedOptions().timeZone || null; } catch { return null; }
@@ -28,122 +25,157 @@ async function fetchJson(url, what) {
   return response.json();
 }
 
+// A worker script from another origin (the widget) cannot be started directly: start a
+// same-origin blob module that imports it.
+function startWorker(url) {
+  const absolute = new URL(url, location.href);
+  if (absolute.origin === location.origin) return new Worker(absolute, {type: "module", name: "botpsy-agent"});
+  const shim = new Blob([`import ${JSON.stringify(absolute.href)};`], {type: "text/javascript"});
+  return new Worker(URL.createObjectURL(shim), {type: "module", name: "botpsy-agent"});
+}
+
 export class AgentHost {
   /**
-   * options: model (a ModelClient, loaded), modelUrl (its folder; for tokenizer_config.json),
-   * or tokenizerConfig/manifest given directly; onEvent(event); confirm(request) -> {approved, arguments};
-   * storeName (IndexedDB database), includeBuiltinTools (default true), bundleUrl.
+   * options: model (a loaded ModelClient); modelUrl (its folder, for tokenizer_config.json)
+   * or tokenizerConfig (+ manifest) given directly; onEvent(event); confirm(request) -> {approved, arguments};
+   * storeName (IndexedDB database), includeBuiltinTools (default true), workerUrl, bundleUrl.
    */
   static async create({model, modelUrl, tokenizerConfig, manifest, onEvent = () => {}, confirm,
-                       storeName = "botpsy-agent", includeBuiltinTools = true, bundleUrl} = {}) {
+                       storeName = "botpsy-agent", includeBuiltinTools = true,
+                       workerUrl = WORKER_URL, bundleUrl = AGENT_BUNDLE_URL} = {}) {
     if (!model || typeof model.generate !== "function") throw new Error("AgentHost.create needs a loaded model (a ModelClient)");
+    const folder = modelUrl ? new URL(modelUrl, location.href) : null;
     if (!tokenizerConfig) {
-      if (!modelUrl) throw new Error("AgentHost.create needs modelUrl (the model folder) or tokenizerConfig");
-      tokenizerConfig = await fetchJson(new URL("tokenizer_config.json", new URL(modelUrl, location.href)), "tokenizer_config.json");
+      if (!folder) throw new Error("AgentHost.create needs modelUrl (the model folder) or tokenizerConfig");
+      tokenizerConfig = await fetchJson(new URL("tokenizer_config.json", folder), "tokenizer_config.json");
     }
-    manifest ??= model.info?.manifest ?? (modelUrl ? await fetchJson(new URL("manifest.json", new URL(modelUrl, location.href)), "manifest.json") : {});
-    const [pyodide, store] = await Promise.all([loadAgentPython({bundleUrl}), IndexedDbStore.open(storeName)]);
-    const host = new AgentHost(model, store, onEvent, confirm);
-    pyodide.registerJsModule(HOST_MODULE, host.#capabilities());
-    const sessions = pyodide.pyimport("botpsy_agent.browser_session");
-    host.session = sessions.create_session(undefined, JSON.stringify(tokenizerConfig), JSON.stringify(manifest), includeBuiltinTools);
+    manifest ??= model.info?.manifest ?? (folder ? await fetchJson(new URL("manifest.json", folder), "manifest.json") : {});
+    const host = new AgentHost(model, onEvent, confirm, startWorker(workerUrl));
+    try {
+      host.#takeState(await host.worker.call("init", {tokenizerConfig, manifest, storeName, includeBuiltinTools,
+                                                      bundleUrl: new URL(bundleUrl, location.href).href}));
+    } catch (error) {
+      host.terminate();
+      throw error;
+    }
     host.setSettings({timezone: defaultTimezone()});
     return host;
   }
 
-  constructor(model, store, onEvent, confirm) {
+  constructor(model, onEvent, confirm, worker) {
     this.model = model;
-    this.store = store;
     this.onEvent = onEvent;
     this.confirmCallback = confirm;
     this.hostTools = new Map();
     this.generations = new Map();
     this.nextGeneration = 1;
-    this.settings = {allowNetwork: false};
     this.lastStats = null;
-    this.running = null;
+    this.running = false;
+    this.toolList = [];
+    this.conversation = null;
+    this.queued = Promise.resolve();  // settings and tools sent before the next turn
+    this.rawWorker = worker;
+    this.worker = new RpcChannel(worker, this.#pageHandlers(), (event) => this.onEvent(event));
+    worker.onerror = (event) => this.worker.failAll(new Error(`the agent worker failed: ${event.message ?? "script error"}`));
   }
 
-  // What Python may call. Only strings, numbers, booleans and null cross.
-  #capabilities() {
+  // What the worker (Python) asks of the page.
+  #pageHandlers() {
     return {
-      generate_start: (prompt, optionsJson) => {
+      generateStart: ({prompt, options}) => {
         const handle = this.nextGeneration++;
-        const options = {...JSON.parse(optionsJson), onStats: (stats) => { this.lastStats = stats; }};
-        this.generations.set(handle, this.model.generate(prompt, options)[Symbol.asyncIterator]());
+        const iterator = this.model.generate(prompt, {...options, onStats: (stats) => { this.lastStats = stats; }});
+        this.generations.set(handle, iterator[Symbol.asyncIterator]());
         return handle;
       },
-      generate_next: async (handle) => {
+      generateNext: async ({handle}) => {
         const iterator = this.generations.get(handle);
-        if (!iterator) return undefined;
+        if (!iterator) return null;
         const {done, value} = await iterator.next();
-        if (done) { this.generations.delete(handle); return undefined; }
+        if (done) { this.generations.delete(handle); return null; }
         return value.text ?? "";
       },
-      store_get: (collection, key) => this.store.get(collection, key),
-      store_put: (collection, key, json) => this.store.put(collection, key, json),
-      store_delete: (collection, key) => this.store.delete(collection, key),
-      store_items: (collection) => this.store.items(collection),
-      confirm: async (requestJson) => {
+      confirm: async ({requestJson}) => {
         if (!this.confirmCallback) return JSON.stringify({approved: false});
         const answer = await this.confirmCallback(JSON.parse(requestJson));
         return JSON.stringify({approved: Boolean(answer?.approved), arguments: answer?.arguments ?? null});
       },
-      fetch_text: async (url) => {
-        if (!this.settings.allowNetwork) throw new Error("network access is off: enable fetch_url in the settings");
-        const response = await fetch(url);
-        if (!response.ok) throw new Error(`fetching ${url} failed with HTTP ${response.status}`);
-        return response.text();
-      },
-      call_host_tool: async (name, argumentsJson) => {
+      callHostTool: async ({name, argumentsJson}) => {
         const tool = this.hostTools.get(name);
         if (!tool) throw new Error(`no host tool named ${name}`);
         return JSON.stringify((await tool.handler(JSON.parse(argumentsJson))) ?? null);
       },
-      emit: (eventJson) => { this.onEvent(JSON.parse(eventJson)); },
     };
+  }
+
+  #takeState(state) {
+    if (state?.tools) this.toolList = state.tools;
+    if (state?.conversation) this.conversation = state.conversation;
+    return state;
+  }
+
+  // Sends a change now; its failure surfaces at the next runTurn.
+  #queue(name, args) {
+    const sent = this.worker.call(name, args).then((state) => this.#takeState(state));
+    this.queued = Promise.all([this.queued, sent]);
+    return sent;
   }
 
   /** A tool from the host page: {name, description, parameters, handler, confirm, sideEffects, untrustedOutput}. */
   registerTool({name, description = "", parameters = {type: "object", properties: {}}, handler,
                 confirm = true, sideEffects = true, untrustedOutput = false}) {
+    if (typeof name !== "string" || !name) throw new Error("registerTool needs a name");
     if (typeof handler !== "function") throw new Error(`registerTool(${name}): handler must be a function`);
-    this.session.register_host_tool(JSON.stringify({name, description, parameters, confirm,
-      side_effects: sideEffects, untrusted_output: untrustedOutput}));
     this.hostTools.set(name, {handler});
+    this.toolList = [...this.toolList.filter((tool) => tool.name !== name), {name, description, parameters}];
+    return this.#queue("registerTool", {specJson: JSON.stringify({name, description, parameters, confirm,
+      side_effects: sideEffects, untrusted_output: untrustedOutput})});
   }
 
   /** Runs one user turn; events go to onEvent; resolves to the final event. */
   async runTurn(userText) {
     if (this.running) throw new Error("a turn is already running; wait for it or cancel it");
-    this.running = this.session.run_turn(String(userText));
+    this.running = true;
     try {
-      return JSON.parse(await this.running);
+      await this.queued;
+      const {final, ...state} = await this.worker.call("runTurn", {text: String(userText)});
+      this.#takeState(state);
+      return final;
     } finally {
-      this.running = null;
+      this.queued = Promise.resolve();
+      this.running = false;
     }
   }
 
   /** Stops the turn: the current generation ends within a token and no further tool runs. */
   cancel() {
-    this.session.cancel();
+    this.worker.call("cancel").catch(() => {});
     return this.model.cancel?.();
   }
 
   /** {thinking, temperature, enabledTools, allowNetwork, timezone, maxSteps, maxTokens, systemPrompt}. */
-  setSettings(settings) {
-    if ("allowNetwork" in settings) this.settings.allowNetwork = Boolean(settings.allowNetwork);
-    this.session.set_settings(JSON.stringify(settings));
-  }
+  setSettings(settings) { return this.#queue("setSettings", {settings}); }
 
   /** The tools the model can see: [{name, description, parameters}]. */
-  tools() { return JSON.parse(this.session.tool_names()); }
+  tools() { return this.toolList; }
 
-  newChat() { this.session.new_chat(); }
-  exportConversation() { return JSON.parse(this.session.export_conversation()); }
-  restoreConversation(data) { this.session.restore_conversation(JSON.stringify(data)); }
+  newChat() {
+    this.conversation = {...(this.conversation ?? {}), messages: []};
+    return this.#queue("newChat");
+  }
+
+  /** The conversation as of the end of the last turn (JSON-ready). */
+  exportConversation() { return structuredClone(this.conversation); }
+
+  /** Replaces the conversation; rejects, naming the problem, when `data` is not an export. */
+  restoreConversation(data) { return this.#queue("restoreConversation", {dataJson: JSON.stringify(data)}); }
 
   async addUserFiles(files) {
-    this.session.add_user_files(JSON.stringify(await describeUserFiles(files)));
+    await this.#queue("addUserFiles", {filesJson: JSON.stringify(await describeUserFiles(files))});
+  }
+
+  terminate() {
+    this.rawWorker.terminate();
+    this.worker.failAll(new Error("the agent worker was terminated"));
   }
 }
