@@ -114,8 +114,15 @@ class Agent:
                 yield {"type": "final", "text": parser.text.strip(), "steps": step}
                 return
             for call_id, call in calls:
+                if self._cancelled:  # answer every call, so the conversation stays well formed
+                    self.conversation.add({"role": "tool", "tool_call_id": call_id, "name": call.name or "",
+                                           "content": "Error: Cancelled: the user stopped the turn."})
+                    continue
                 async for event in self._run_call(call_id, call, turn):
                     yield event
+            if self._cancelled:
+                yield {"type": "final", "text": "", "steps": step, "cancelled": True}
+                return
         yield {"type": "error", "message": f"stopped after {self.options.max_steps} steps "
                                            "without a final answer"}
         yield {"type": "final", "text": "", "steps": self.options.max_steps}

@@ -212,3 +212,16 @@ def test_cancel_stops_the_turn_before_any_tool_runs():
     assert not of_type(events, "tool_result")
     assert events[-1]["type"] == "final" and events[-1]["cancelled"] is True
     assert asyncio.run(agent.context.store.items("notes")) == []
+
+
+def test_cancel_during_a_confirmation_skips_the_remaining_calls():
+    async def confirm_then_stop(request):
+        agent.cancel()
+        return {"approved": True}
+
+    agent = make_agent([xml_call("note_delete", title="a") + "\n" + xml_call("note_delete", title="b"), "unused"],
+                       confirm=confirm_then_stop)
+    events = run(agent, "delete both")
+    assert [r["name"] for r in of_type(events, "tool_result")] == ["note_delete"]
+    assert events[-1] == {"type": "final", "text": "", "steps": 1, "cancelled": True}
+    assert agent.conversation.messages[-1]["content"] == "Error: Cancelled: the user stopped the turn."
