@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 from fractions import Fraction
 from typing import Callable
 
@@ -253,10 +254,16 @@ class _Evaluator:
             raise CalculatorError(f"{node.func.id}(): {error}") from None
 
 
+# "15%" followed by nothing, an operator, ")" , "," or "of" is a percentage; "7 % 3" stays modulo.
+_PERCENT = re.compile(r"(\d+(?:\.\d*)?)\s*%(?=\s*(?:$|[-+*/^),]|of\b))")
+_OF = re.compile(r"(?<=\))\s*of\b")
+
+
 def _normalise(expression: str) -> str:
     for written, python in _SPELLINGS.items():
         expression = expression.replace(written, python)
-    return expression.strip()
+    expression = _PERCENT.sub(r"(\1/100)", expression)
+    return _OF.sub(" *", expression).strip()
 
 
 def evaluate(expression: str) -> Number:
@@ -327,7 +334,7 @@ def calculate_result(expression: str) -> dict:
 def calculator(ctx: ToolContext, expression: str) -> dict:
     """Evaluate an arithmetic expression exactly (fractions stay exact, 0.1+0.2 is 0.3).
 
-    Supports + - * / // % ** (or ^), parentheses, the constants pi, e, tau and the
+    Supports + - * / // % ** (or ^), percentages ("15% of 80", "80 * 15%"), parentheses, the constants pi, e, tau and the
     functions sqrt, cbrt, abs, round, floor, ceil, log (natural, or log(x, base)),
     ln, log10, log2, exp, sin, cos, tan (radians), asin, acos, atan, sinh, cosh,
     tanh, degrees, radians, factorial, gcd, lcm, min, max, hypot.

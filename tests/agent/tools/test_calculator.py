@@ -26,6 +26,9 @@ from .conftest import call
     ("round(2.675, 2)", "2.68"),
     ("max(1, 2/3, 0.5)", "1"),
     ("hypot(3, 4)", "5"),
+    ("15% of 80", "12"),
+    ("80 * 2.5%", "2"),
+    ("7 % 3", "1"),
 ])
 def test_exact_results(expression, result):
     answer = calculate_result(expression)
