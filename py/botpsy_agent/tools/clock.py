@@ -101,7 +101,8 @@ def date_add(ctx: ToolContext, date: str, years: int = 0, months: int = 0, weeks
     """
     zone = user_zone(ctx)
     start = parse_datetime(date, zone, ctx.now(), "date")
-    if abs(days + 7 * weeks + (hours // 24) + (minutes // 1440) + 366 * years + 31 * months) > MAX_SPAN_DAYS:
+    rough_days = 366 * abs(years) + 31 * abs(months) + 7 * abs(weeks) + abs(days) + (abs(hours) + abs(minutes) / 60) / 24
+    if rough_days > MAX_SPAN_DAYS:
         raise ToolError("the duration is too long (more than 10,000 years)")
     try:
         moved_day = add_months(start.date(), 12 * years + months)
