@@ -8,7 +8,7 @@ import datetime
 from botpsy_agent.tooling import ToolContext, ToolError, tool
 
 from .timezones import get_zone
-from .when import describe, has_time_part, parse_date, parse_datetime
+from .when import describe, has_time_part, parse_datetime
 
 MAX_SPAN_DAYS = 366 * 10_000
 

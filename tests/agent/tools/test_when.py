@@ -1,0 +1,55 @@
+"""How written dates and times are read. The clock is Monday 2026-11-30 08:00 UTC."""
+
+import datetime
+
+import pytest
+
+from botpsy_agent.tooling import ToolError
+from botpsy_agent.tools.timezones import get_zone
+from botpsy_agent.tools.when import has_time_part, parse_datetime
+
+from .conftest import FIXED_NOW
+
+PARIS = get_zone("Europe/Paris")
+
+
+@pytest.mark.parametrize("written, expected", [
+    ("now", "2026-11-30T09:00:00+01:00"),
+    ("today", "2026-11-30T00:00:00+01:00"),
+    ("Tomorrow", "2026-12-01T00:00:00+01:00"),
+    ("yesterday", "2026-11-29T00:00:00+01:00"),
+    ("monday", "2026-11-30T00:00:00+01:00"),
+    ("next monday", "2026-12-07T00:00:00+01:00"),
+    ("friday", "2026-12-04T00:00:00+01:00"),
+    ("14:30", "2026-11-30T14:30:00+01:00"),
+    ("9:05", "2026-11-30T09:05:00+01:00"),
+    ("9am", "2026-11-30T09:00:00+01:00"),
+    ("7:30 pm", "2026-11-30T19:30:00+01:00"),
+    ("12am", "2026-11-30T00:00:00+01:00"),
+    ("12pm", "2026-11-30T12:00:00+01:00"),
+    ("tomorrow 9am", "2026-12-01T09:00:00+01:00"),
+    ("friday at 14:00", "2026-12-04T14:00:00+01:00"),
+    ("2026-12-24", "2026-12-24T00:00:00+01:00"),
+    ("2026-12-24 9:30", "2026-12-24T09:30:00+01:00"),
+    ("2026-12-24T18:00", "2026-12-24T18:00:00+01:00"),
+    ("2026-07-01T18:00", "2026-07-01T18:00:00+02:00"),
+    ("2026-12-24T18:00Z", "2026-12-24T18:00:00+00:00"),
+    ("2026-12-24T18:00-05:00", "2026-12-24T18:00:00-05:00"),
+])
+def test_readable_forms(written, expected):
+    assert parse_datetime(written, PARIS, FIXED_NOW).isoformat() == expected
+
+
+@pytest.mark.parametrize("written", ["", "soon", "25:00", "13pm", "9", "2026-13-01", "friday at noonish"])
+def test_unreadable_forms_are_refused_with_the_accepted_formats(written):
+    with pytest.raises(ToolError, match="ISO format|empty"):
+        parse_datetime(written, PARIS, FIXED_NOW, "start")
+
+
+def test_has_time_part():
+    assert has_time_part("2026-12-01T09:00") and has_time_part("tomorrow 9am") and has_time_part("now")
+    assert not has_time_part("2026-12-01") and not has_time_part("friday")
+
+
+def test_result_is_always_aware():
+    assert parse_datetime("today", datetime.timezone.utc, FIXED_NOW).tzinfo is not None
