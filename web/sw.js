@@ -68,15 +68,25 @@ self.addEventListener("message", (event) => {
   const { type, urls } = event.data || {};
   if (type === "cache-urls" && Array.isArray(urls)) {
     event.waitUntil((async () => {
-      const cache = await caches.open(APP_CACHE);
-      const wanted = urls.filter((url) => routeOf(new URL(url)) === "app" || routeOf(new URL(url)) === "runtime");
-      await Promise.all(wanted.map(async (url) => (await cache.match(url)) || storeFresh(cache, url)));
+      const wanted = urls.map((url) => [url, cacheNameFor(new URL(url))]).filter(([, name]) => name);
+      await Promise.all(wanted.map(async ([url, name]) => {
+        const cache = await caches.open(name);
+        if (!(await cache.match(url))) await storeFresh(cache, url);
+      }));
       event.source?.postMessage({ type: "cached-urls", count: wanted.length });
     })());
   } else if (type === "version") {
     event.source?.postMessage({ type: "version", version: VERSION });
   }
 });
+
+// Where this worker itself keeps a URL (null: not kept, e.g. model weights).
+function cacheNameFor(url) {
+  const route = routeOf(url);
+  if (route === "app" || route === "runtime") return APP_CACHE;
+  if (route === "model-index" || (route === "model-file" && isSmallModelFile(url.href))) return INDEX_CACHE;
+  return null;
+}
 
 self.addEventListener("fetch", (event) => {
   const request = event.request;
@@ -111,7 +121,7 @@ async function networkFirst(request, cacheName) {
     }
     return response;
   } catch (error) {
-    const cached = await cache.match(key, { ignoreSearch: true })
+    const cached = await caches.match(key, { ignoreSearch: true })
       || (request.mode === "navigate" ? await cache.match(new URL("index.html", ROOT).href) : null);
     if (cached) return withIsolationHeaders(cached);
     return offlineResponse(request, error);
@@ -129,9 +139,20 @@ async function cacheFirst(request) {
   return response;
 }
 
-// Model files: whatever the runtime stored (any cache), else the network, never re-stored here.
+// Model files: whatever the runtime stored (any cache), else the network. Weights and the
+// tokenizer are never stored here (the runtime stores them once verified); only the folder's
+// small JSON files the agent reads itself are kept, so a reload works offline.
+const SMALL_MODEL_FILES = ["config.json", "generation_config.json", "tokenizer_config.json",
+  "special_tokens_map.json", "chat_template.jinja"];
+
+function isSmallModelFile(url) {
+  return SMALL_MODEL_FILES.some((name) => url.endsWith(`/${name}`));
+}
+
 async function modelFile(request) {
-  const cached = await caches.match(cacheKey(request), { ignoreSearch: true });
+  const key = cacheKey(request);
+  if (isSmallModelFile(key)) return networkFirst(request, INDEX_CACHE);
+  const cached = await caches.match(key, { ignoreSearch: true });
   if (cached) return sliceIfRanged(request, withIsolationHeaders(cached));
   try {
     return await fetch(request);

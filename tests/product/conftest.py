@@ -59,9 +59,11 @@ def xml_call(name, **arguments):
     return f"<tool_call>\n<function={name}>\n{parameters}</function>\n</tool_call>"
 
 
-def route_scripted_model(context, script):
-    """script: [{"match": text in the user's message, "outputs": [one output per step]}]."""
-    body = f"const SCRIPT = {json.dumps(script)};\n{WORKER_SOURCE}"
+def route_scripted_model(context, script, model_folder=None):
+    """script: [{"match": text in the user's message, "outputs": [one output per step]}].
+    model_folder: its manifest is built in, so the scripted model loads with the network off."""
+    manifest = json.loads((Path(model_folder) / "manifest.json").read_text()) if model_folder else None
+    body = f"const SCRIPT = {json.dumps(script)};\nconst MANIFEST = {json.dumps(manifest)};\n{WORKER_SOURCE}"
 
     def fulfill(route):
         route.fulfill(status=200, body=body, content_type="text/javascript", headers=ISOLATION_HEADERS)

@@ -5,6 +5,7 @@
 //
 // The test serves this file in place of web/runtime/model-worker.js, prefixed with
 //   const SCRIPT = [{match: "words in the user's message", outputs: ["step 1", "step 2", ...]}];
+//   const MANIFEST = {...} or null;  (the folder's manifest, so loading needs no network)
 // The step is the number of assistant messages since that user message, so the choice
 // depends only on the prompt (it survives reloads and new workers).
 import {Events, Verbs, errorReply, event, reply} from "/web/runtime/protocol.js";
@@ -34,7 +35,7 @@ function scriptedOutput(prompt) {
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function load(id, {folderUrl}) {
-  manifest = await (await fetch(new URL("manifest.json", folderUrl))).json();
+  manifest = MANIFEST ?? await (await fetch(new URL("manifest.json", folderUrl))).json();
   const total = Object.values(manifest.files).reduce((sum, f) => sum + f.size, 0);
   for (let part = 1; part <= 4; part += 1) {
     const loaded = Math.round((total * part) / 4);

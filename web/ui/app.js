@@ -12,7 +12,7 @@ import { SettingsPanel } from "./settings-panel.js";
 import { downloadText, transcriptToJson, transcriptToMarkdown } from "./transcript.js";
 
 const MODELS_INDEX_URL = new URL("../../models/index.json", import.meta.url).href;
-const LAST_MODEL_KEY = "botpsy.lastModel.v1";
+const LAST_MODEL_KEY = "botpsy.lastModel.v2"; // {url, backend, dtype} of the last model that loaded
 
 const $ = (id) => document.getElementById(id);
 
@@ -68,7 +68,7 @@ async function loadSelectedModel() {
       onProgress: (event) => progress.update(event),
     });
     loadedModel = selection.model;
-    localStorage.setItem(LAST_MODEL_KEY, selection.model.url);
+    localStorage.setItem(LAST_MODEL_KEY, JSON.stringify({ url: selection.model.url, backend: info.backend, dtype: info.dtype }));
     settings.showTools(listAgentTools());
     session.setSettings(settings.current());
     const backendText = describeBackend(info);
@@ -233,13 +233,27 @@ $("panel-toggle").addEventListener("click", () => {
 // --- start --------------------------------------------------------------------
 const offlineReady = registerServiceWorker().then((status) => console.info(`BotPsy: ${status}`));
 
+function readLastModel() {
+  try {
+    const saved = JSON.parse(localStorage.getItem(LAST_MODEL_KEY) || "null");
+    return saved && typeof saved.url === "string" ? saved : null;
+  } catch {
+    return null;
+  }
+}
+
 async function start() {
   try {
     const models = await fetchModelIndex(MODELS_INDEX_URL);
-    const lastModel = localStorage.getItem(LAST_MODEL_KEY);
-    picker.show(models, { preferred: lastModel });
+    const lastModel = readLastModel();
+    picker.show(models, { preferred: lastModel?.url });
     // Coming back to a model already on this device: reopen it without a click.
-    if (lastModel && models.some((m) => m.url === lastModel)) loadSelectedModel();
+    // (same backend and precision, so the files already stored are the ones used).
+    if (lastModel && models.some((m) => m.url === lastModel.url)) {
+      picker.choose({ dtype: lastModel.dtype });
+      if ([...$("backend-select").options].some((o) => o.value === lastModel.backend)) $("backend-select").value = lastModel.backend;
+      loadSelectedModel();
+    }
   } catch (error) {
     picker.showError(describeError(error));
   }

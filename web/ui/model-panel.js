@@ -72,6 +72,11 @@ export class ModelPicker {
     setChildren(this.list, el("p", { class: "notice error", role: "alert" }, message));
   }
 
+  /** Picks a precision of the selected model, when it offers it. */
+  choose({ dtype }) {
+    if (dtype && [...this.dtypeSelect.options].some((o) => o.value === dtype)) this.dtypeSelect.value = dtype;
+  }
+
   selection() {
     if (!this.selected) return null;
     return { model: this.selected, dtype: this.dtypeSelect.value || undefined };

@@ -1,0 +1,129 @@
+"""After one visit with a model loaded, the app works with the network off: the service
+worker serves the page, the runtimes and the agent; the model comes from the runtime's
+own cache; notes saved before are still there. A new app version replaces the old app
+cache on the next visit and leaves the stored model alone."""
+
+import re
+
+import pytest
+
+from botpsy_web import REPO_ROOT
+
+MODEL = "tiny-qwen3.5"
+
+
+def load_model(page, name=MODEL):
+    page.get_by_role("radio", name=name).check()
+    page.get_by_label("Backend").select_option("wasm")
+    page.get_by_role("button", name="Load model").click()
+    page.locator("#load-progress[data-state='ready']").wait_for()
+
+
+def send(page, text):
+    box = page.get_by_role("textbox", name="Message to BotPsy")
+    box.fill(text)
+    box.press("Enter")
+
+
+def wait_until_offline_ready(page):
+    """The service worker controls the page and has finished storing what the page used."""
+    page.wait_for_function("() => navigator.serviceWorker.controller !== null")
+    page.evaluate("""() => new Promise((resolve) => {
+        navigator.serviceWorker.addEventListener('message', (event) => {
+            if (event.data?.type === 'cached-urls') resolve();
+        });
+        const urls = [location.href, ...performance.getEntriesByType('resource').map((e) => e.name)];
+        navigator.serviceWorker.controller.postMessage({type: 'cache-urls', urls});
+    })""")
+
+
+def test_reload_offline_gives_a_working_assistant_with_the_cached_model(
+        browser, open_guarded_page, app_server, exported_model, agent_bundle, artifacts_dir):
+    exported_model(MODEL)
+    context, page, guard = open_guarded_page(browser, app_server)
+    page.set_default_timeout(120_000)
+    page.goto(f"{app_server}/")
+    load_model(page)
+    wait_until_offline_ready(page)
+
+    context.set_offline(True)
+    page.reload()
+    # The last model reopens by itself, from storage.
+    page.locator("#load-progress[data-state='ready']").wait_for()
+    assert page.evaluate("crossOriginIsolated"), "the service worker must keep COOP/COEP on what it serves"
+    assert "threads" in page.locator("#backend-badge").inner_text()
+    page.get_by_label("Temperature").fill("0")
+    send(page, "Are you there?")
+    page.wait_for_function("() => document.querySelector('.message.assistant .answer')?.textContent.length > 0")
+    page.get_by_role("button", name="Stop").click()
+    page.locator(".message.assistant[aria-busy='false']").wait_for()
+    assert page.locator(".message.assistant .notice.error").count() == 0
+    page.screenshot(path=artifacts_dir / "product-offline-reload.png")
+    context.close()
+    guard.assert_clean()
+
+
+def test_saved_notes_are_there_after_an_offline_reload(
+        browser, open_guarded_page, app_server, exported_model, agent_bundle, scripted_model, tool_call_text,
+        artifacts_dir):
+    """With the SCRIPTED model (see test_tool_episode.py for why)."""
+    folder = exported_model(MODEL)
+    context, page, guard = open_guarded_page(browser, app_server)
+    scripted_model(context, [
+        {"match": "note my locker code", "outputs": [
+            tool_call_text("notes_create", title="Locker", text="Code 4711"), "Noted."]},
+        {"match": "what is my locker code", "outputs": [
+            tool_call_text("notes_search", query="locker"), "Your locker code is in your notes."]},
+    ], folder)
+    page.set_default_timeout(120_000)
+    page.goto(f"{app_server}/")
+    load_model(page)
+    send(page, "Please note my locker code: 4711")
+    page.get_by_role("dialog", name="Allow “notes_create”?").get_by_role("button", name="Approve").click()
+    page.get_by_text("Noted.").wait_for()
+    wait_until_offline_ready(page)
+
+    context.set_offline(True)
+    page.reload()
+    page.locator("#load-progress[data-state='ready']").wait_for()
+    send(page, "Offline now: what is my locker code?")
+    page.get_by_text("Your locker code is in your notes.").wait_for()
+    result = page.locator(".tool-card").filter(has_text="notes_search").locator(".tool-result").inner_text()
+    assert "4711" in result
+    page.screenshot(path=artifacts_dir / "product-offline-notes.png")
+    context.close()
+    guard.assert_clean()
+
+
+def test_a_new_app_version_replaces_the_app_cache_and_keeps_the_model(
+        browser, open_guarded_page, app_server, exported_model, agent_bundle, tmp_path):
+    exported_model(MODEL)
+    context, page, guard = open_guarded_page(browser, app_server)
+    page.set_default_timeout(120_000)
+    page.goto(f"{app_server}/")
+    load_model(page)
+    wait_until_offline_ready(page)
+    before = page.evaluate("caches.keys()")
+    [old_app_cache] = [name for name in before if name.startswith("botpsy-app-")]
+    assert any(name.startswith("botpsy-models") for name in before)
+
+    # Ship a new version: the same service worker with its VERSION bumped.
+    source = (REPO_ROOT / "web" / "sw.js").read_text()
+    bumped = re.sub(r'const VERSION = "([^"]+)";', r'const VERSION = "\1-next";', source, count=1)
+    assert bumped != source
+    context.route("**/web/sw.js", lambda route: route.fulfill(
+        body=bumped, content_type="text/javascript",
+        headers={"Service-Worker-Allowed": "/", "Cross-Origin-Embedder-Policy": "require-corp"}))
+    page.reload()  # the visit that finds the new version
+    page.wait_for_function("""async (old) => {
+        const names = await caches.keys();
+        return !names.includes(old) && names.some((n) => n.startsWith('botpsy-app-') && n.endsWith('-next'));
+    }""", arg=old_app_cache)
+    page.reload()  # the next visit runs it, and the stored model still loads without downloading
+    page.locator("#load-progress[data-state='ready']").wait_for()
+    after = page.evaluate("caches.keys()")
+    assert any(name.startswith("botpsy-models") for name in after)
+    usage = page.evaluate("window.botpsy.session.storageUsage()")
+    assert any(MODEL in entry["folderUrl"] and entry["bytes"] > 0 for entry in usage["models"])
+    context.close()
+    guard.assert_clean()
