@@ -2,6 +2,7 @@
 
 import errno
 import shutil
+import tempfile
 import time
 import warnings
 from datetime import datetime, timezone
@@ -101,19 +102,26 @@ def _export(loaded, out, dtypes, verify, bars) -> dict:
         write_tokenizer_files(arch, out)
         write_model_configs(arch, out)
 
+    reference = None
+    if verify:
+        from .verify import build_reference, verification_steps
+
+        # Before anything below may rescale the model in place (q8 smoothing).
+        with bars.phase("torch reference", total=verification_steps()) as bar:
+            reference = build_reference(arch, on_step=bar.update)
+
     graph_files = {}
-    fp32_variant = variant_for("fp32")
     with bars.phase("export fp32 graph"):
-        fp32_files = export_fp32(arch, out / fp32_variant.file)
+        fp32_files = export_fp32(arch, out / variant_for("fp32").file)
     graph_files["fp32"] = fp32_files
-    for name in dtypes:
-        if name != "fp32":
-            with bars.phase(f"quantize {name}"):
-                graph_files[name] = variant_for(name).quantize(fp32_files[0], out / variant_for(name).file)
+    for name in sorted((d for d in dtypes if d != "fp32"), key=lambda d: d == "q8"):
+        variant = variant_for(name)
+        with bars.phase(f"quantize {name}"):
+            graph_files[name] = _quantize(arch, variant, fp32_files[0], out)
 
     verification = {}
     if verify:
-        verification = _verify(arch, out, dtypes, graph_files, bars)
+        verification = _verify(arch, dtypes, graph_files, reference, bars)
     if "fp32" not in dtypes:
         for path in fp32_files:
             path.unlink()
@@ -122,17 +130,28 @@ def _export(loaded, out, dtypes, verify, bars) -> dict:
     return _manifest(loaded, arch, out, dtypes, graph_files, verification)
 
 
-def _verify(arch, out, dtypes, graph_files, bars) -> dict:
-    from .verify import build_reference, verification_steps, verify_graph
+def _quantize(arch, variant, fp32_path, out) -> list[Path]:
+    """Quantize from the fp32 graph, or from a smoothed re-export of it (mutates the model: last)."""
+    smoothing_alpha = getattr(variant, "smoothing_alpha", None)
+    if not smoothing_alpha or not arch.smoothing_groups():
+        return variant.quantize(fp32_path, out / variant.file)
+    from .smoothing import smooth
+    from .verify import calibration_token_ids
 
-    with bars.phase("torch reference", total=verification_steps()) as bar:
-        reference = build_reference(arch, on_step=bar.update)
+    smooth(arch.model, arch.smoothing_groups(), calibration_token_ids(arch), smoothing_alpha)
+    with tempfile.TemporaryDirectory(dir=out, prefix=".smoothed-") as scratch:
+        smoothed = export_fp32(arch, Path(scratch) / "model.onnx")
+        return variant.quantize(smoothed[0], out / variant.file)
+
+
+def _verify(arch, dtypes, graph_files, reference, bars) -> dict:
+    from .verify import verify_graph
+
     results = {}
     for name in (["fp32"] if "fp32" not in dtypes else []) + dtypes:
         with bars.phase(f"verify {name}"):
             results[name] = verify_graph(graph_files[name][0], arch, reference, name)
-    return {name: results[name] for name in dtypes if name in results} | (
-        {"fp32": results["fp32"]} if "fp32" not in dtypes else {})
+    return results
 
 
 def _manifest(loaded, arch, out, dtypes, graph_files, verification) -> dict:

@@ -42,19 +42,26 @@ class DynamicInt8:
     """q8: int8 weights, activations quantized at run time (DynamicQuantizeLinear + MatMulInteger).
 
     The embedding becomes an int8 Gather + DequantizeLinear. Runs on onnxruntime-web WASM.
+    `smoothing_alpha` (None: off) rescales the model first (`smoothing.py`): activations
+    are quantized per tensor, and outlier channels otherwise dominate their range.
     """
 
     name: ClassVar[str] = "q8"
     file: ClassVar[str] = "onnx/model_quantized.onnx"
     per_channel: bool = True
     quantize_embedding: bool = True
+    smoothing_alpha: float | None = 0.5
 
     def __post_init__(self):
         if not isinstance(self.per_channel, bool) or not isinstance(self.quantize_embedding, bool):
             raise TypeError("DynamicInt8: per_channel and quantize_embedding must be bools")
+        alpha = self.smoothing_alpha
+        if alpha is not None and not (isinstance(alpha, float) and 0.0 < alpha < 1.0):
+            raise ValueError(f"DynamicInt8: smoothing_alpha must be None or a float in (0, 1), got {alpha!r}")
 
     def describe(self) -> str:
-        return f"int8 dynamic MatMulInteger ({'per-channel' if self.per_channel else 'per-tensor'})"
+        smoothing = f", smoothed alpha {self.smoothing_alpha}" if self.smoothing_alpha else ""
+        return f"int8 dynamic MatMulInteger ({'per-channel' if self.per_channel else 'per-tensor'}{smoothing})"
 
     def quantize(self, fp32_path: Path, out_path: Path) -> list[Path]:
         from onnxruntime.quantization import QuantType, quantize_dynamic

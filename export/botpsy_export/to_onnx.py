@@ -57,12 +57,17 @@ def save_model(model: onnx.ModelProto, path: Path) -> list[Path]:
     data_name = path.name + "_data"
     if os.path.exists(path.parent / data_name):
         os.remove(path.parent / data_name)
-    if model.ByteSize() > EXTERNAL_DATA_THRESHOLD or _has_external_data(model):
+    if _weight_bytes(model) > EXTERNAL_DATA_THRESHOLD or _has_external_data(model):
         onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
                         location=data_name, size_threshold=1024)
         return [path, path.parent / data_name]
     onnx.save_model(model, path)
     return [path]
+
+
+def _weight_bytes(model: onnx.ModelProto) -> int:
+    """Initializer bytes, summed per tensor (ModelProto.ByteSize fails past 2 GB)."""
+    return sum(tensor.ByteSize() for tensor in model.graph.initializer)
 
 
 def _has_external_data(model: onnx.ModelProto) -> bool:

@@ -29,6 +29,13 @@ PROMPT_MESSAGES = [
     {"role": "user", "content": "Name three colours of the sea and say why it changes colour."},
 ]
 LONG_SEED = 20261130
+CALIBRATION_MESSAGES = [
+    {"role": "user", "content": "Summarise the plot of a detective story in two sentences, then list "
+                                "the suspects as a table with their motives."},
+    {"role": "assistant", "content": "A jeweller is found dead in a locked shop; the inspector discovers "
+                                     "that the key was copied weeks earlier. | Suspect | Motive |"},
+    {"role": "user", "content": "Now translate 'the key was copied' into French and explain the grammar."},
+]
 
 
 @dataclass
@@ -42,14 +49,19 @@ class Reference:
     long_logits: np.ndarray  # [len(long_ids), vocab]
 
 
-def prompt_token_ids(arch: Architecture) -> list:
+def prompt_token_ids(arch: Architecture, messages=PROMPT_MESSAGES) -> list:
     from jinja2 import Environment
 
     text = Environment().from_string(arch.chat_template()).render(
-        messages=PROMPT_MESSAGES, add_generation_prompt=True, enable_thinking=False,
+        messages=messages, add_generation_prompt=True, enable_thinking=False,
         bos_token=arch.tokenizer.bos_token or "", eos_token=arch.tokenizer.eos_token or "",
     )
     return arch.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+
+def calibration_token_ids(arch: Architecture) -> list:
+    """Sequences for activation statistics; deliberately not the verification prompt."""
+    return [prompt_token_ids(arch, CALIBRATION_MESSAGES)]
 
 
 def build_reference(arch: Architecture, on_step=lambda: None) -> Reference:

@@ -91,6 +91,11 @@ class Architecture:
         bos = self.tokenizer.bos_token_id
         return bos if bos is not None and ids and ids[0] == bos else None
 
+    def smoothing_groups(self) -> list:
+        """Linear layers whose shared input can be rescaled before int8 quantization
+        (`smoothing.SmoothGroup`); none by default."""
+        return []
+
     def reference_logits(self, input_ids: torch.Tensor) -> torch.Tensor:
         """PyTorch fp32 logits for every position of [1, T] input_ids, no cache: the parity baseline."""
         with torch.no_grad():

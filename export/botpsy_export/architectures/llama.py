@@ -3,6 +3,7 @@
 import torch
 import torch.nn.functional as F
 
+from ..smoothing import SmoothGroup, divide_linear_rows, divide_norm_weight
 from . import register
 from .base import Architecture, attention_state_specs
 from .blocks import apply_rope, cached_attention, gated_mlp, rms_norm, rope_tables
@@ -62,6 +63,17 @@ class LlamaArchitecture(Architecture):
 
     def graph_module(self):
         return LlamaGraph(self.model).eval()
+
+    def smoothing_groups(self):
+        groups = []
+        for layer in self.model.model.layers:
+            attn, mlp = layer.self_attn, layer.mlp
+            groups += [
+                SmoothGroup((attn.q_proj, attn.k_proj, attn.v_proj), divide_norm_weight(layer.input_layernorm)),
+                SmoothGroup((mlp.gate_proj, mlp.up_proj), divide_norm_weight(layer.post_attention_layernorm)),
+                SmoothGroup((mlp.down_proj,), divide_linear_rows(mlp.up_proj)),
+            ]
+        return groups
 
     @property
     def chat_template_supports_tools(self) -> bool:

@@ -11,6 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from ..contrib_ops import CausalConvWithState, GatedDeltaRule
+from ..smoothing import SmoothGroup, divide_linear_rows, divide_norm_weight
 from . import register
 from .base import Architecture, StateSpec, attention_state_specs
 from .blocks import apply_rope, cached_attention, gated_mlp, rms_norm, rope_tables
@@ -154,6 +155,22 @@ class Qwen35Architecture(Architecture):
 
     def graph_module(self):
         return Qwen35Graph(self.model).eval()
+
+    def smoothing_groups(self):
+        groups = []
+        for layer, layer_type in zip(self.model.model.layers, self.config.layer_types):
+            if layer_type == LINEAR:
+                la = layer.linear_attn
+                mixers = (la.in_proj_qkv, la.in_proj_z, la.in_proj_b, la.in_proj_a)
+            else:
+                mixers = (layer.self_attn.q_proj, layer.self_attn.k_proj, layer.self_attn.v_proj)
+            mlp = layer.mlp
+            groups += [
+                SmoothGroup(mixers, divide_norm_weight(layer.input_layernorm, 1.0)),
+                SmoothGroup((mlp.gate_proj, mlp.up_proj), divide_norm_weight(layer.post_attention_layernorm, 1.0)),
+                SmoothGroup((mlp.down_proj,), divide_linear_rows(mlp.up_proj)),
+            ]
+        return groups
 
     def chat_template(self):
         """The checkpoint's own template when it has one; otherwise ours (Qwen3-Coder XML tool calls)."""
