@@ -77,3 +77,12 @@ def test_refusals_name_the_files_that_exist(ctx):
 def test_file_tools_are_untrusted_and_read_only():
     for tool in (files_list, files_read, files_search):
         assert tool.untrusted_output and not tool.side_effects
+
+
+def test_adding_a_file_again_replaces_it_and_size_is_limited(ctx):
+    store_file(ctx, "a.txt", "old")
+    store_file(ctx, "a.txt", "new text")
+    assert call(files_read, ctx, name="a.txt")["text"] == "new text"
+    assert len(call(files_list, ctx)) == 1
+    with pytest.raises(ValueError, match="larger than"):
+        store_file(ctx, "huge.txt", "x" * 5_000_001)
