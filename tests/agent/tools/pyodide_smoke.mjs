@@ -47,6 +47,7 @@ async def main():
         "files_search": await call("files_search", query="eggs"),
         "run_python": await call("run_python", code="import statistics\\nstatistics.mean([1, 2, 3, 4])"),
         "run_python_timeout": run_code("while True: pass", time_limit=0.5),
+        "run_python_trace_timeout": run_code("list(map(lambda x: x, iter(int, 1)))", time_limit=0.5),
         "search_docs": [hit["document"] for hit in await call("search_docs", query="privacy network")],
         "outbox_draft": await call("outbox_draft", to="Ann", body="hi"),
         "fetch_url": await call("fetch_url", url="https://example.org/"),

@@ -29,6 +29,8 @@ def test_every_tool_runs_in_pyodide():
     assert report["files_search"] == [{"name": "list.csv", "line": 3, "text": "eggs,12"}]
     assert report["run_python"] == {"output": "", "result": "2.5"}
     assert report["run_python_timeout"]["error"].startswith("TimeLimitExceeded")
+    # No loop in the user's code here: only sys.settrace can stop it.
+    assert report["run_python_trace_timeout"]["error"].startswith("TimeLimitExceeded")
     assert "privacy" in report["search_docs"]
     assert report["outbox_draft"]["status"] == "draft"
     assert report["fetch_url"].startswith("ToolError: network access is off")
