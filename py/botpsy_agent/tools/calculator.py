@@ -27,7 +27,8 @@ Number = Fraction | float
 CONSTANTS: dict[str, Number] = {"pi": math.pi, "e": math.e, "tau": math.tau}
 
 # What people and models type that Python spells differently.
-_SPELLINGS = {"×": "*", "·": "*", "÷": "/", "−": "-", "^": "**", "√": "sqrt"}
+_SPELLINGS = {"×": "*", "·": "*", "÷": "/", "−": "-", "^": "**"}
+_ROOT_OF_NUMBER = re.compile(r"√\s*(\d+(?:\.\d*)?)")
 
 
 class CalculatorError(ToolError):
@@ -262,6 +263,7 @@ _OF = re.compile(r"(?<=\))\s*of\b")
 def _normalise(expression: str) -> str:
     for written, python in _SPELLINGS.items():
         expression = expression.replace(written, python)
+    expression = _ROOT_OF_NUMBER.sub(r"sqrt(\1)", expression).replace("√", "sqrt")
     expression = _PERCENT.sub(r"(\1/100)", expression)
     return _OF.sub(" *", expression).strip()
 

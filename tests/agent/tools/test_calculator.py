@@ -29,6 +29,7 @@ from .conftest import call
     ("15% of 80", "12"),
     ("80 * 2.5%", "2"),
     ("7 % 3", "1"),
+    ("√16 + √(9)", "7"),
 ])
 def test_exact_results(expression, result):
     answer = calculate_result(expression)
