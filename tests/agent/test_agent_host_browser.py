@@ -72,3 +72,11 @@ def test_denied_side_effect_changes_nothing_in_indexeddb(agent_page, server):
     assert "Denied" in [e for e in first["events"] if e["type"] == "tool_result"][0]["result"]
     second = agent_page.evaluate("text => window.runTurn(text)", "list notes")
     assert [e for e in second["events"] if e["type"] == "tool_result"][0]["result"] == "[]"
+
+
+def test_a_missing_bundle_is_a_clear_error(agent_page, server):
+    agent_page.goto(server + PAGE)
+    message = agent_page.evaluate("""options => window.startAgent(options).then(() => "no error", e => e.message)""", {
+        "outputs": [], "templateUrl": TEMPLATE_URL, "storeName": "botpsy-test-missing",
+        "bundleUrl": "/static/build/no-such-bundle.zip"})
+    assert "agent's Python bundle is missing" in message and "botpsy-web build-py" in message
