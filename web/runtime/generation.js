@@ -58,6 +58,7 @@ export async function generate({runner, prefix, tokenizer, manifest}, promptIds,
   const eos = new Set(options.stopOnEos ? manifest.eos_token_ids ?? [] : []);
 
   const started = performance.now();
+  const sessionMsBefore = runner.sessionMs;
   if (!options.reusePrefix) prefix.clear();
   const reusedTokens = await prefix.resumeFor(promptIds);
   const snapshotPoints = options.reusePrefix ? prefix.snapshotPoints(promptIds, reusedTokens) : [];
@@ -110,5 +111,6 @@ export async function generate({runner, prefix, tokenizer, manifest}, promptIds,
     decodeMs,
     tokensPerSecond: generatedTokens > 1 ? (generatedTokens - 1) / (decodeMs / 1000) : 0,
     stopReason,
+    modelMs: runner.sessionMs - sessionMsBefore,  // of prefillMs + decodeMs, the time inside onnxruntime
   };
 }

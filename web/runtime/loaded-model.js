@@ -26,10 +26,21 @@ export async function loadModel(folderUrl, {backend = "auto", dtype} = {}, onPro
 
   const tokenizer = TextTokenizer.fromBytes(files.get("tokenizer.json"), files.get("tokenizer_config.json"));
   onProgress({stage: "compile", file: spec.file, loaded: 0, total: 1, percent: 0, etaSeconds: null});
-  const ort = await loadOrt(choice.backend, {threads: choice.threads});
   const externalData = spec.files.filter((path) => path !== spec.file)
     .map((path) => ({path: basename(path), data: files.get(path)}));
-  const runner = await ModelRunner.create(ort, files.get(spec.file), manifest, choice.backend, externalData);
+  let runner;
+  try {
+    const ort = await loadOrt(choice.backend, {threads: choice.threads});
+    runner = await ModelRunner.create(ort, files.get(spec.file), manifest, choice.backend, externalData);
+  } catch (error) {
+    // A WebGPU adapter exists but cannot run this graph: "auto" carries on with WASM.
+    if (choice.backend !== "webgpu" || backend !== "auto") throw error;
+    const fallback = await chooseBackend(manifest, {backend: "wasm", dtype: choice.dtype});
+    fallback.reason = `WebGPU could not run the model (${error.message}): ${fallback.reason.replace(/^WASM requested: /, "")}`;
+    Object.assign(choice, fallback);
+    const ort = await loadOrt("wasm", {threads: choice.threads});
+    runner = await ModelRunner.create(ort, files.get(spec.file), manifest, "wasm", externalData);
+  }
   files.clear();
   onProgress({stage: "ready", file: spec.file, loaded: 1, total: 1, percent: 100, etaSeconds: 0});
 

@@ -16,6 +16,7 @@ export class ModelRunner {
     this.refs = new TensorRefs();
     this.cache = new CacheState(ort, describeCache(manifest, session), this.refs);
     this.processedIds = [];  // the tokens whose effect the live cache holds
+    this.sessionMs = 0;      // time spent inside session.run, for stats
     this.names = {
       inputIds: inputRole(manifest, "input_ids"),
       attentionMask: inputRole(manifest, "attention_mask"),
@@ -78,7 +79,9 @@ export class ModelRunner {
       for (let c = 0; c < copies; c++) for (let i = 0; i < count; i++) positions[c * count + i] = BigInt(past + i);
       feeds[names.positionIds] = new ort.Tensor("int64", positions, [...this.positionShape, count]);
     }
+    const runStarted = performance.now();
     const outputs = await this.session.run(feeds);
+    this.sessionMs += performance.now() - runStarted;
     const logitsTensor = outputs[names.logits];
     const data = logitsTensor.location === "cpu" ? logitsTensor.data : await logitsTensor.getData();
     const vocab = logitsTensor.dims[logitsTensor.dims.length - 1];
