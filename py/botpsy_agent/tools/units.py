@@ -153,8 +153,7 @@ def find_unit(name: str) -> tuple[str, str]:
 def _format(value: F | float) -> str:
     if isinstance(value, F) and value.denominator == 1:
         return str(value.numerator)
-    text = f"{float(value):.12g}"
-    return text
+    return f"{float(value):.12g}"
 
 
 def convert(value: F | float, from_unit: str, to_unit: str) -> tuple[F | float, str, str, str]:

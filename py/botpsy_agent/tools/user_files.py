@@ -69,7 +69,7 @@ async def _get_file(ctx: ToolContext, name: str) -> dict:
 async def files_list(ctx: ToolContext) -> list[dict]:
     """List the files the user opened or dropped into the page."""
     return [{"name": entry["name"], "mime": entry["mime"], "size": entry["size"],
-             "lines": entry["text"].count("\n") + 1 if entry["text"] is not None else None}
+             "lines": len(entry["text"].splitlines()) if entry["text"] is not None else None}
             for entry in (await _all_files(ctx)).values()]
 
 

@@ -22,7 +22,7 @@ def test_added_files_are_listed(ctx):
                                                                   "size": len(CSV)}
     store_file(ctx, "café.md", "# Menu\nCrème brûlée\n", "text/markdown")
     listed = call(files_list, ctx)
-    assert [(f["name"], f["lines"]) for f in listed] == [("café.md", 3), ("shopping.csv", 5)]
+    assert [(f["name"], f["lines"]) for f in listed] == [("café.md", 2), ("shopping.csv", 4)]
     assert listed[0]["size"] == len("# Menu\nCrème brûlée\n".encode("utf-8"))
 
 
