@@ -80,3 +80,20 @@ def test_a_missing_bundle_is_a_clear_error(agent_page, server):
         "outputs": [], "templateUrl": TEMPLATE_URL, "storeName": "botpsy-test-missing",
         "bundleUrl": "/static/build/no-such-bundle.zip"})
     assert "agent's Python bundle is missing" in message and "botpsy-web build-py" in message
+
+
+def test_conversation_export_new_chat_and_restore_through_the_worker(agent_page, server):
+    start(agent_page, server, ["Hello!"], "botpsy-test-export")
+    agent_page.evaluate("text => window.runTurn(text)", "hi")
+    result = agent_page.evaluate("""async () => {
+        const agent = window.agentTest.agent;
+        const exported = agent.exportConversation();
+        await agent.newChat();
+        const cleared = agent.exportConversation().messages.length;
+        await agent.restoreConversation(exported);
+        const bad = await agent.restoreConversation({messages: []}).then(() => "accepted", e => e.message);
+        return {exported, cleared, restored: agent.exportConversation(), bad};
+    }""")
+    assert [m["role"] for m in result["exported"]["messages"]] == ["user", "assistant"]
+    assert result["cleared"] == 0 and result["restored"] == result["exported"]
+    assert "not an exported conversation" in result["bad"]
