@@ -27,7 +27,7 @@ const PRECACHE = [
   "web/ui/model-panel.js", "web/ui/settings-panel.js", "web/ui/file-drop.js", "web/ui/transcript.js",
   "web/ui/offline.js",
   "web/runtime/model-client.js", "web/runtime/protocol.js", "web/runtime/model-worker.js",
-  "web/agent/agent-host.js",
+  "web/agent/agent-host.js", "web/agent/agent-worker.js", "web/agent/rpc-channel.js",
   "static/build/agent-py.zip",
   "node_modules/pyodide/pyodide.mjs", "node_modules/pyodide/pyodide.asm.mjs",
   "node_modules/pyodide/pyodide.asm.wasm", "node_modules/pyodide/python_stdlib.zip",

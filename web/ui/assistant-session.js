@@ -51,6 +51,7 @@ export class AssistantSession extends EventTarget {
 
   async unload() {
     const model = this.model;
+    this.agent?.terminate?.();
     this.model = null;
     this.agent = null;
     this.info = null;

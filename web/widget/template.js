@@ -1,5 +1,6 @@
 // The widget's Shadow DOM: a launcher (floating mode) and the chat panel.
-import { el } from "../ui/dom.js";
+import { el, icon } from "../ui/dom.js";
+import { ICONS } from "../ui/icons.js";
 
 const CSS_FILES = ["tokens.css", "chat.css", "widget.css"];
 
@@ -8,7 +9,7 @@ export function buildWidgetDom(shadow, { cssBase, heading, floating }) {
   const parts = {
     badge: el("span", { class: "badge", role: "status", "aria-live": "polite", "data-state": "idle" }, "Not started"),
     newChat: el("button", { type: "button", class: "button ghost small" }, "New chat"),
-    close: floating ? el("button", { type: "button", class: "button ghost small", "aria-label": "Close the assistant" }, "✕") : null,
+    close: floating ? el("button", { type: "button", class: "button ghost small", "aria-label": "Close the assistant" }, icon(ICONS.close)) : null,
     log: el("div", { class: "chat-log", role: "log", "aria-live": "polite", "aria-label": "Messages", tabindex: "0" }),
     start: el("button", { type: "button", class: "button primary" }, "Start the assistant"),
     progress: el("progress", { max: "1", value: "0", "aria-label": "Loading progress", hidden: true }),
@@ -28,7 +29,7 @@ export function buildWidgetDom(shadow, { cssBase, heading, floating }) {
   if (floating) {
     parts.launcher = el("button", {
       type: "button", class: "launcher", "aria-label": `Open ${heading}`, "aria-expanded": "false",
-    }, el("span", { "aria-hidden": "true" }, "💬"));
+    }, icon(ICONS.chat));
     shadow.append(parts.launcher);
   }
   shadow.append(parts.panel);
