@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import decimal
 import sys
 import time
 import types
@@ -38,6 +39,9 @@ SAFE_BUILTINS = (
     "LookupError", "NameError", "OverflowError", "RuntimeError", "StopIteration", "TypeError",
     "ValueError", "ZeroDivisionError", "NotImplementedError", "RecursionError",
     "type", "object", "staticmethod", "classmethod", "property", "super", "__build_class__")
+# Library functions that fetch attributes by name (a way round the "_" rule) or act on the process.
+WITHHELD_FROM_MODULES = {"string": {"Formatter"}, "operator": {"attrgetter", "methodcaller"},
+                         "calendar": {"main", "setfirstweekday"}}
 BLOCKED_ATTRIBUTES = frozenset({
     "gi_frame", "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "cr_await", "ag_frame", "ag_code",
     "ag_await", "f_globals", "f_locals", "f_builtins", "f_back", "f_code", "tb_frame", "tb_next",
@@ -88,9 +92,10 @@ def _module_copy(name: str) -> types.ModuleType:
     """A fresh module holding only the public, non-module names of a real one."""
     original = __import__(name)
     copy = types.ModuleType(name, getattr(original, "__doc__", None))
+    withheld = WITHHELD_FROM_MODULES.get(name, set())
     for attribute in dir(original):
         value = getattr(original, attribute)
-        if not attribute.startswith("_") and not isinstance(value, types.ModuleType):
+        if not attribute.startswith("_") and attribute not in withheld and not isinstance(value, types.ModuleType):
             setattr(copy, attribute, value)
     return copy
 
@@ -181,6 +186,7 @@ def run_code(code: str, time_limit: float = TIME_LIMIT_SECONDS, output_limit: in
     namespace[_TICK] = _deadline_check(deadline)
     answer: dict = {}
     previous_trace = sys.gettrace()
+    decimal_context = decimal.getcontext().copy()     # the program may change precision for itself only
     sys.settrace(_time_limiter(deadline))
     try:
         exec(statements, namespace)
@@ -199,8 +205,11 @@ def run_code(code: str, time_limit: float = TIME_LIMIT_SECONDS, output_limit: in
     except Exception as error:   # the user's code failed: report it like Python would, briefly
         line = _error_line(error)
         answer["error"] = f"{type(error).__name__}: {error}" + (f" (line {line})" if line else "")
+    except SystemExit:
+        answer["error"] = "SystemExit: the program tried to exit"
     finally:
         sys.settrace(previous_trace)
+        decimal.setcontext(decimal_context)
     answer = {"output": output.text(), **answer}
     if output.truncated:
         answer["truncated"] = True

@@ -91,3 +91,26 @@ def test_deep_recursion_is_an_error_not_a_crash():
 def test_refusals(code, message):
     with pytest.raises(ToolError, match=message):
         run_code(code)
+
+
+@pytest.mark.parametrize("code", [
+    "import string\nstring.Formatter().get_field('0.gi_frame', [1], {})",
+    "import operator\noperator.attrgetter('gi_frame')",
+    "import operator\noperator.methodcaller('mro')",
+    "import calendar\ncalendar.main(['x'])",
+])
+def test_library_functions_that_bypass_the_attribute_rule_are_withheld(code):
+    assert run_code(code)["error"].startswith("AttributeError")
+
+
+def test_allowed_modules_keep_their_useful_parts():
+    code = "import string, operator, calendar\n(string.ascii_lowercase[:3], operator.add(2, 3), calendar.isleap(2028))"
+    assert run_code(code)["result"] == "('abc', 5, True)"
+
+
+def test_decimal_precision_changes_do_not_leak_out():
+    import decimal
+
+    before = decimal.getcontext().prec
+    assert run_code("import decimal\ndecimal.getcontext().prec = 3\ndecimal.Decimal(1) / 3")["result"] == "Decimal('0.333')"
+    assert decimal.getcontext().prec == before
