@@ -89,15 +89,19 @@ class Agent:
         # Untrusted text read in an earlier turn is still in the prompt: it still counts.
         turn = {"read_untrusted": self.conversation.holds_untrusted_content()}
         self._cancelled = False
+        prompt, output = None, ""
         for step in range(1, self.options.max_steps + 1):
             try:
-                prompt = self.render_prompt()
+                prompt = self._next_prompt(prompt, output)
                 schemas = {tool.name: tool.parameters for tool in self.active_tools()}
                 parser = ModelOutputParser(self.chat_format.tool_call_format, schemas,
                                            thinking=prompt_leaves_thinking_open(prompt))
+                pieces = []
                 async for chunk in self.model.generate(prompt, self._generation_options()):
+                    pieces.append(chunk)
                     for event in _stream_events(parser.feed(chunk)):
                         yield event
+                output = "".join(pieces)
                 for event in _stream_events(parser.finish()):
                     yield event
             except Exception as error:  # a failing model or template ends the turn
@@ -126,6 +130,17 @@ class Agent:
         yield {"type": "error", "message": f"stopped after {self.options.max_steps} steps "
                                            "without a final answer"}
         yield {"type": "final", "text": "", "steps": self.options.max_steps}
+
+    def _next_prompt(self, previous_prompt: str | None, previous_output: str) -> str:
+        """First step: the whole conversation. Later steps extend the previous prompt."""
+        if previous_prompt is not None:
+            messages = self.conversation.messages_with_system(self.options.system_prompt)
+            specs = [tool.spec() for tool in self.active_tools()]
+            extended = self.chat_format.continue_prompt(previous_prompt, previous_output, messages,
+                                                        specs, self.context.settings.thinking)
+            if extended is not None:
+                return extended
+        return self.render_prompt()
 
     async def _run_call(self, call_id: str, call, turn: dict) -> AsyncIterator[dict]:
         tool = self.tools.get(call.name) if call.name in {t.name for t in self.active_tools()} else None

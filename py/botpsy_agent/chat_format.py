@@ -11,10 +11,12 @@ written into the assistant text as `<tool_call>{json}</tool_call>`, and tool
 results come back as user messages wrapped in `<tool_response>`.
 
 Prefix reuse: the runtime keeps the processed prompt prefix, so a prompt should
-extend the previous prompt plus the model's output. Assistant messages are
-rendered from their thinking, text and parsed calls; when the model wrote its
-output in the canonical form the template renders, the next prompt extends the
-previous one exactly (tests/agent/test_chat_format.py checks this).
+extend the previous prompt plus the model's output. Within a turn,
+`continue_prompt` builds exactly that: the model's own output stays as it was
+generated (thinking included), and only what the template writes after it is
+rendered. A new user turn renders the whole conversation with the template
+(which may drop earlier thinking); the runtime then reuses the prefix up to the
+first difference.
 """
 
 from __future__ import annotations
@@ -126,6 +128,29 @@ class ChatFormat:
             raise
         except Exception as error:
             raise TemplateError(f"chat template failed to render: {type(error).__name__}: {error}") from None
+
+
+    def continue_prompt(self, previous_prompt: str, raw_output: str, messages: list[dict],
+                        tool_specs: list[dict], thinking: bool) -> str | None:
+        """The next prompt of the same turn: the previous prompt, the model's own output
+        as it was generated, then what the template writes after that assistant message
+        (end of turn, tool results, generation prompt). None when the template does not
+        allow it; the caller then renders the whole conversation."""
+        assistant_indexes = [i for i, message in enumerate(messages) if message["role"] == "assistant"]
+        if not self.eos_token or not assistant_indexes:
+            return None
+        before = self.render(messages[:assistant_indexes[-1]], tool_specs, thinking,
+                             add_generation_prompt=False)
+        full = self.render(messages, tool_specs, thinking)
+        if not full.startswith(before):  # the new messages changed earlier text
+            return None
+        rest = full[len(before):]
+        end_of_message = rest.find(self.eos_token)
+        if end_of_message < 0:
+            return None
+        if raw_output.endswith(self.eos_token):
+            raw_output = raw_output[:-len(self.eos_token)]
+        return previous_prompt + raw_output + rest[end_of_message:]
 
 
 def prompt_leaves_thinking_open(prompt: str) -> bool:

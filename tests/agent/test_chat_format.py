@@ -34,8 +34,12 @@ def run(agent, text):
     return asyncio.run(collect())
 
 
+@pytest.mark.parametrize("eos_token", ["", "<|im_end|>"])
 @pytest.mark.parametrize("thinking", [True, False])
-def test_each_prompt_extends_the_previous_prompt_and_output(qwen_format, thinking):
+def test_each_prompt_extends_the_previous_prompt_and_output(qwen_format, thinking, eos_token):
+    """With the end-of-message token known, later steps extend the previous prompt
+    directly; without it, rendering the whole conversation gives the same prompts."""
+    qwen_format.eos_token = eos_token
     reasoning = "I need the sum.\n</think>\n\n" if thinking else ""
     outputs = [reasoning + xml_call("add", a=2, b=3),
                (("Now double.\n</think>\n\n") if thinking else "") + xml_call("add", a=5, b=5),
@@ -63,7 +67,7 @@ def test_next_user_turn_keeps_the_prefix_up_to_the_last_user_message(qwen_format
 
 
 def test_smollm2_fallback_describes_tools_and_uses_hermes_json(smollm2_template):
-    chat_format = ChatFormat.from_model_files({"chat_template": smollm2_template},
+    chat_format = ChatFormat.from_model_files({"chat_template": smollm2_template, "eos_token": "<|im_end|>"},
                                               {"tool_call_format": None, "chat_template_supports_tools": False})
     assert chat_format.tool_call_format == "hermes_json" and not chat_format.supports_tools
     call = json.dumps({"name": "add", "arguments": {"a": 1, "b": 2}})
@@ -77,6 +81,7 @@ def test_smollm2_fallback_describes_tools_and_uses_hermes_json(smollm2_template)
     assert "<tools>" in first and '"name": "add"' in first and "<tool_call>" in first
     assert "<|im_start|>user\n<tool_response>\n3\n</tool_response><|im_end|>" in second
     assert f"<|im_start|>assistant\n<tool_call>\n{call}\n</tool_call><|im_end|>" in second
+    assert second.startswith(first + model.generated[0] + "<|im_end|>\n")
 
 
 def test_template_support_is_detected_without_a_manifest(qwen_format, smollm2_template):
@@ -104,21 +109,42 @@ def test_template_failure_becomes_an_error_event():
     assert events[-1]["type"] == "error" and "TemplateError" in events[-1]["message"]
 
 
-def test_exported_qwen35_template_keeps_the_prefix_up_to_the_last_assistant_message():
-    """The template the export writes into Qwen3.5 folders: tool list in the system turn,
-    XML calls, and (at least) everything before the newest assistant message reused."""
+@pytest.mark.parametrize("thinking", [True, False])
+def test_exported_qwen35_template_prompts_extend_within_a_turn(thinking):
+    """The template the export writes into Qwen3.5 folders (it drops thinking from
+    history): within a turn each prompt still extends the previous prompt + output,
+    and the next user turn keeps everything before the first assistant reply."""
     from botpsy_web import REPO_ROOT
 
     source = (REPO_ROOT / "export" / "botpsy_export" / "templates" / "qwen3_5_chat.jinja").read_text()
-    chat_format = ChatFormat.from_model_files({"chat_template": source},
+    chat_format = ChatFormat.from_model_files({"chat_template": source, "eos_token": "<|im_end|>"},
                                               {"tool_call_format": "qwen3_coder_xml",
                                                "chat_template_supports_tools": True})
-    model = ScriptedModel([xml_call("add", a=2, b=3), xml_call("add", a=5, b=5), "Ten."])
+    think = "Let me add.\n</think>\n\n" if thinking else ""
+    model = ScriptedModel([think + xml_call("add", a=2, b=3), think + xml_call("add", a=5, b=5),
+                           think + "Ten.", "Bye."])
     agent = Agent(model=model, chat_format=chat_format)
+    agent.context.settings.thinking = thinking
     agent.add_tool(add)
     assert run(agent, "(2+3)*2?")[-1]["text"] == "Ten."
-    assert '"name": "add"' in model.prompts[0] and model.prompts[0].endswith("<think>\n\n</think>\n\n")
-    for previous, following in zip(model.prompts, model.prompts[1:]):
-        boundary = previous.rsplit("<|im_start|>assistant\n", 1)[0] + "<|im_start|>assistant\n"
-        assert following.startswith(boundary)
-    assert "<tool_response>\n5\n</tool_response>" in model.prompts[1]
+    assert '"name": "add"' in model.prompts[0]
+    for previous, output, following in zip(model.prompts[:3], model.generated, model.prompts[1:3]):
+        assert following.startswith(previous + output + "<|im_end|>\n<|im_start|>user\n<tool_response>")
+    run(agent, "thanks")
+    first_reply = model.prompts[0].rsplit("<|im_start|>assistant\n", 1)[0]
+    assert model.prompts[3].startswith(first_reply + "<|im_start|>assistant\n")
+
+
+def test_a_template_that_rewrites_earlier_text_gets_a_full_render():
+    counting = ChatFormat("<|im_start|>system\n{{ messages|length }} messages<|im_end|>\n"
+                          "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+                          "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}",
+                          "qwen3_coder_xml", True, eos_token="<|im_end|>")
+    messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "x"},
+                {"role": "tool", "content": "5"}]
+    assert counting.continue_prompt("whatever", "x", messages, [], False) is None
+    model = ScriptedModel([xml_call("add", a=1, b=1), "Two."])
+    agent = Agent(model=model, chat_format=counting)
+    agent.add_tool(add)
+    assert run(agent, "1+1")[-1]["text"] == "Two."
+    assert model.prompts[1].startswith("<|im_start|>system\n4 messages")
