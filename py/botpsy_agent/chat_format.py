@@ -129,7 +129,6 @@ class ChatFormat:
         except Exception as error:
             raise TemplateError(f"chat template failed to render: {type(error).__name__}: {error}") from None
 
-
     def continue_prompt(self, previous_prompt: str, raw_output: str, messages: list[dict],
                         tool_specs: list[dict], thinking: bool) -> str | None:
         """The next prompt of the same turn: the previous prompt, the model's own output
