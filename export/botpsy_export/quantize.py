@@ -50,7 +50,7 @@ class DynamicInt8:
     file: ClassVar[str] = "onnx/model_quantized.onnx"
     per_channel: bool = True
     quantize_embedding: bool = True
-    smoothing_alpha: float | None = 0.5
+    smoothing_alpha: float | None = 0.8
 
     def __post_init__(self):
         if not isinstance(self.per_channel, bool) or not isinstance(self.quantize_embedding, bool):
