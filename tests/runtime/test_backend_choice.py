@@ -57,6 +57,10 @@ def test_with_an_adapter_auto_picks_webgpu_and_names_it(runtime_page, server, ex
     result = runtime_driver.generate(runtime_page, "Hello", key="auto", maxTokens=3, stopOnEos=False)
     assert result["stats"]["generatedTokens"] == 3
     runtime_page.evaluate("() => window.clients.auto.unload()")
+    after_unload = runtime_page.evaluate("""async () => {
+      try { await window.clients.auto.tokenize("hi"); return "still loaded"; } catch (e) { return e.message; }
+    }""")
+    assert "no model is loaded" in after_unload
 
 
 def test_an_unknown_dtype_or_backend_is_named(runtime_page, server, exported_model):

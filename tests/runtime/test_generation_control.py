@@ -40,17 +40,17 @@ def test_cancel_stops_within_a_token(runtime_page, smollm2):
 
 
 def test_leaving_the_loop_early_cancels_the_generation(runtime_page, smollm2):
-    stats = runtime_page.evaluate("""async (prompt) => {
+    next_tokens = runtime_page.evaluate("""async (prompt) => {
       const client = window.clients.model;
-      let stats = null, n = 0;
-      for await (const chunk of client.generate(prompt, {maxTokens: 200, stopOnEos: false, onStats: (s) => { stats = s; }})) {
-        if (++n === 2) break;
+      let n = 0;
+      for await (const chunk of client.generate(prompt, {maxTokens: 200, stopOnEos: false})) {
+        if (++n === 2) break;  // the client cancels the rest
       }
       const next = [];
       for await (const chunk of client.generate(prompt, {maxTokens: 2, stopOnEos: false})) next.push(chunk.tokenId);
-      return {stats, next: next.length};
+      return next.length;
     }""", PROMPT)
-    assert stats["next"] == 2
+    assert next_tokens == 2
 
 
 def test_max_tokens_and_the_streamed_text_add_up(runtime_page, smollm2):
@@ -106,3 +106,20 @@ def test_sampling_with_a_seed_is_repeatable(smollm2):
     first = smollm2(PROMPT, seed=11, **options)
     assert smollm2(PROMPT, seed=11, **options)["tokens"] == first["tokens"]
     assert smollm2(PROMPT, seed=12, **options)["tokens"] != first["tokens"]
+
+
+def test_cancel_also_stops_a_generate_queued_behind_the_running_one(runtime_page, smollm2):
+    reasons = runtime_page.evaluate("""async (prompt) => {
+      const client = window.clients.model;
+      const run = async () => {
+        let stats = null;
+        for await (const _ of client.generate(prompt, {maxTokens: 200, stopOnEos: false, onStats: (s) => { stats = s; }})) {}
+        return stats;
+      };
+      const first = run(), second = run();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await client.cancel();
+      return (await Promise.all([first, second])).map((s) => [s.stopReason, s.generatedTokens]);
+    }""", PROMPT)
+    assert [reason for reason, _ in reasons] == ["cancelled", "cancelled"]
+    assert all(count < 200 for _, count in reasons)

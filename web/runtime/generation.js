@@ -64,12 +64,18 @@ export async function generate({runner, prefix, tokenizer, manifest}, promptIds,
   const snapshotPoints = options.reusePrefix ? prefix.snapshotPoints(promptIds, reusedTokens) : [];
   let logits = null;
   for (const [start, end, snapshotAfter] of prefillChunks(promptIds, reusedTokens, snapshotPoints)) {
+    if (hooks.isCancelled()) break;
     logits = await runner.step(promptIds.slice(start, end));
     if (snapshotAfter) prefix.take();
+    await hooks.yieldToEvents();
   }
   if (options.reusePrefix) prefix.take();  // end of prompt
   const prefillMs = performance.now() - started;
 
+  if (runner.processedIds.length < promptIds.length) {  // cancelled before the prompt was processed
+    return {promptTokens: promptIds.length, reusedTokens, generatedTokens: 0, prefillMs, decodeMs: 0,
+            tokensPerSecond: 0, stopReason: StopReasons.CANCELLED, modelMs: runner.sessionMs - sessionMsBefore};
+  }
   const detokenizer = new StreamingDetokenizer(tokenizer);
   const stops = new StopStringFilter(options.stopStrings);
   const seen = promptIds.slice();

@@ -6,7 +6,9 @@ import {loadModel} from "./loaded-model.js";
 import {generate} from "./generation.js";
 
 let model = null;          // LoadedModel
-let cancelRequested = false;
+// cancel() stops the running generate and any queued before it: requests with an id up to this.
+let cancelledUpTo = 0;
+let latestGenerateId = 0;
 let queue = Promise.resolve();  // load / generate / unload run one at a time
 
 const post = (message, transfer = []) => self.postMessage(message, transfer);
@@ -28,9 +30,8 @@ function requireModel() {
 async function runGenerate(id, {prompt, options = {}}) {
   const loaded = requireModel();
   const promptIds = typeof prompt === "string" ? loaded.tokenizer.encode(prompt) : prompt;
-  cancelRequested = false;
   return generate(loaded, promptIds, options, {
-    isCancelled: () => cancelRequested,
+    isCancelled: () => id <= cancelledUpTo,
     yieldToEvents,
     onToken: ({tokenId, text, logits, special}) => {
       const data = {tokenId, text};
@@ -56,7 +57,7 @@ const serialHandlers = {
 };
 
 const immediateHandlers = {
-  [Verbs.CANCEL]() { cancelRequested = true; return true; },
+  [Verbs.CANCEL]() { cancelledUpTo = latestGenerateId; return true; },
   [Verbs.TOKENIZE](id, {text}) { return requireModel().tokenizer.encode(text); },
   [Verbs.DETOKENIZE](id, {ids}) {
     if (!Array.isArray(ids) || ids.some((x) => !Number.isInteger(x))) throw new TypeError("detokenize expects an array of integer token ids");
@@ -78,6 +79,7 @@ self.onmessage = ({data: {id, verb, args = {}}}) => {
   if (immediateHandlers[verb]) {
     answer(id, () => immediateHandlers[verb](id, args));
   } else if (serialHandlers[verb]) {
+    if (verb === Verbs.GENERATE) latestGenerateId = id;
     queue = queue.then(() => answer(id, () => serialHandlers[verb](id, args)));
   } else {
     post(errorReply(id, new Error(`unknown verb "${verb}"; known: ${Object.values(Verbs).join(", ")}`)));
