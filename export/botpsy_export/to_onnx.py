@@ -86,7 +86,7 @@ def export_fp32(arch: Architecture, path: Path) -> list[Path]:
                 module, _example_inputs(arch), str(trace_path), dynamo=False, opset_version=OPSET,
                 input_names=graph_input_names(arch), output_names=graph_output_names(arch),
                 dynamic_axes=_dynamic_axes(arch), do_constant_folding=True,
-                custom_opsets={"com.microsoft": 1},
+                custom_opsets={"com.microsoft": 1} if arch.uses_contrib_ops else None,
             )
         model = onnx.load(trace_path)
     _check_io(model, arch)

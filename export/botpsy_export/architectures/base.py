@@ -43,6 +43,7 @@ class Architecture:
     name: ClassVar[str]
     model_types: ClassVar[tuple[str, ...]]
     tool_call_format: ClassVar[str | None] = None
+    uses_contrib_ops: ClassVar[bool] = False  # graph holds com.microsoft ops
     chat_template_supports_tools: ClassVar[bool] = False
 
     def __init__(self, model, tokenizer):

@@ -119,6 +119,7 @@ class Qwen35Architecture(Architecture):
     name = "qwen3_5"
     model_types = ("qwen3_5", "qwen3_5_text")
     tool_call_format = "qwen3_coder_xml"
+    uses_contrib_ops = True
     chat_template_supports_tools = True
 
     @classmethod
