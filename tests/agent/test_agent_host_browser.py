@@ -97,3 +97,13 @@ def test_conversation_export_new_chat_and_restore_through_the_worker(agent_page,
     assert [m["role"] for m in result["exported"]["messages"]] == ["user", "assistant"]
     assert result["cleared"] == 0 and result["restored"] == result["exported"]
     assert "not an exported conversation" in result["bad"]
+
+
+def test_untrusted_search_results_are_datamarked_in_pyodide(agent_page, server):
+    """The bundled documents load from the zip, and their text reaches the model marked as data."""
+    start(agent_page, server, [xml_call("search_docs", query="privacy"), "Found it."], "botpsy-test-search")
+    turn = agent_page.evaluate("text => window.runTurn(text)", "search the docs for privacy")
+    [result] = [event for event in turn["events"] if event["type"] == "tool_result"]
+    assert result["ok"] and result["untrusted"]
+    assert result["result"].startswith("<<untrusted the tool search_docs data ")
+    assert "\n^ " in result["result"]
