@@ -228,6 +228,10 @@ def run(args) -> int:
     if not (REPO_ROOT / "node_modules" / "onnxruntime-web").is_dir():
         print("error: node_modules is missing: run `npm ci --ignore-scripts` in the repository first")
         return 2
+    from botpsy_web.build_py import build_agent_bundle
+
+    bundle = build_agent_bundle()
+    print(f"botpsy-web: agent bundle {bundle.relative_to(REPO_ROOT)} is up to date")
     try:
         server = make_server(args.host, args.port, models_dir=args.models, quiet=False)
     except OSError as error:
