@@ -10,10 +10,16 @@ TURN1 = SYSTEM + "<|im_start|>user\nName three colours.<|im_end|>\n<|im_start|>a
 GREEDY = {"maxTokens": 8, "stopOnEos": False}
 
 
-@pytest.fixture(scope="module", params=["smollm2-135m", "tiny-qwen3.5"])
+# On WebGPU the snapshots hold GPU buffers (SwiftShader is too slow for SmolLM2 here).
+CASES = [("smollm2-135m", "wasm"), ("tiny-qwen3.5", "wasm"), ("tiny-qwen3.5", "webgpu")]
+
+
+@pytest.fixture(scope="module", params=CASES, ids=[f"{name}-{backend}" for name, backend in CASES])
 def model(request, runtime_page, server, exported_model, runtime_driver):
     """(generate(prompt, **options), fresh(prompt), tokenize(text)) on a loaded folder."""
-    runtime_driver.load(runtime_page, server, exported_model(request.param))
+    name, backend = request.param
+    info = runtime_driver.load(runtime_page, server, exported_model(name), backend=backend)
+    assert info["backend"] == backend
 
     def generate(prompt, **options):
         return runtime_driver.generate(runtime_page, prompt, **{**GREEDY, **options})
