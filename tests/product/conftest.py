@@ -53,10 +53,10 @@ ISOLATION_HEADERS = {
 }
 
 
-def xml_call(name, **arguments):
+def xml_call(tool_name, **arguments):
     """A tool call as BotPsy (Qwen3-Coder XML) writes it."""
     parameters = "".join(f"<parameter={key}>\n{value}\n</parameter>\n" for key, value in arguments.items())
-    return f"<tool_call>\n<function={name}>\n{parameters}</function>\n</tool_call>"
+    return f"<tool_call>\n<function={tool_name}>\n{parameters}</function>\n</tool_call>"
 
 
 def route_scripted_model(context, script, model_folder=None):

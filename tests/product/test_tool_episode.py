@@ -25,6 +25,13 @@ def episode_page(browser, open_guarded_page, app_server, exported_model, agent_b
             tool_call_text("notes_list"),
             "Saved it as a note.",
         ]},
+        {"match": "what is on my packing list", "outputs": [
+            tool_call_text("files_read", name="packing.md"),
+            "Your list has a tent and a headlamp.",
+        ]},
+        {"match": "think it over", "outputs": [
+            "The user wants a considered answer. Weighing both sides.</think>\n\nAfter thinking: yes.",
+        ]},
         {"match": "remember the dentist", "outputs": [
             tool_call_text("notes_create", title="Dentist", text="Call the dentist on Friday"),
             "All right, I did not save that.",
@@ -107,3 +114,56 @@ def test_escape_in_the_dialog_counts_as_deny(episode_page):
     page.keyboard.press("Escape")
     page.get_by_text("All right, I did not save that.").last.wait_for()
     assert page.locator(".message.assistant").last.locator(".tool-card").get_attribute("data-status") == "denied"
+
+
+def test_dropped_files_are_read_by_the_file_tools(episode_page):
+    page = episode_page
+    page.evaluate("""() => {
+        const transfer = new DataTransfer();
+        transfer.items.add(new File(['# Packing\\n- tent\\n- headlamp\\n'], 'packing.md', {type: 'text/markdown'}));
+        transfer.items.add(new File([new Uint8Array([137, 80, 78, 71])], 'photo.png', {type: 'image/png'}));
+        const zone = document.getElementById('drop-zone');
+        for (const type of ['dragenter', 'dragover', 'drop']) {
+            zone.dispatchEvent(new DragEvent(type, {dataTransfer: transfer, bubbles: true, cancelable: true}));
+        }
+    }""")
+    page.get_by_role("list", name="Files the assistant can read").get_by_text("packing.md").wait_for()
+    assert "photo.png: only" in page.get_by_role("status").filter(has_text="Some files were not added").inner_text()
+    send(page, "what is on my packing list?")
+    page.get_by_text("Your list has a tent and a headlamp.").wait_for()
+    card = page.locator(".tool-card").filter(has_text="files_read").last
+    shown = card.locator(".tool-result").inner_text()
+    assert "headlamp" in shown and "<<untrusted" not in shown  # shown to the person without the data marks
+    assert "third-party" in card.locator(".tool-section-label").last.text_content()
+
+
+def test_thinking_shows_in_a_collapsed_block(episode_page, artifacts_dir):
+    page = episode_page
+    page.get_by_label("Show its thinking").check()
+    send(page, "Please think it over: is it worth it?")
+    page.get_by_text("After thinking: yes.").wait_for()
+    thinking = page.locator(".message.assistant").last.locator("details.thinking")
+    assert thinking.get_attribute("open") is None
+    assert thinking.locator("summary").inner_text().startswith("Thought for")
+    thinking.locator("summary").click()
+    assert "Weighing both sides." in thinking.locator(".thinking-text").inner_text()
+    page.get_by_label("Show its thinking").uncheck()
+    page.screenshot(path=artifacts_dir / "product-thinking.png")
+
+
+def test_the_conversation_fits_a_phone_screen(episode_page, horizontal_overflow, artifacts_dir):
+    page = episode_page
+    page.set_viewport_size({"width": 375, "height": 740})
+    assert page.locator(".tool-card").count() >= 3
+    assert horizontal_overflow(page) == []
+    page.locator(".tool-card").first.scroll_into_view_if_needed()
+    page.screenshot(path=artifacts_dir / "product-phone-conversation.png")
+    send(page, "Also remember the dentist")
+    dialog = page.get_by_role("dialog", name="Allow “notes_create”?")
+    dialog.wait_for()
+    box = dialog.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 375
+    page.screenshot(path=artifacts_dir / "product-phone-dialog.png")
+    dialog.get_by_role("button", name="Deny").click()
+    page.get_by_text("All right, I did not save that.").last.wait_for()
+    page.set_viewport_size({"width": 1280, "height": 900})

@@ -190,6 +190,7 @@ export class AssistantSession extends EventTarget {
             result: failed ? null : event.result,
             error: failed ? String(event.result ?? event.error ?? "failed") : event.error,
             durationMs: event.duration_ms ?? event.durationMs,
+            untrusted: Boolean(event.untrusted),
           });
           this.#emit("toolcall", card.record);
         }

@@ -21,8 +21,8 @@ export class ToolCard {
     this.durationText = el("span", { class: "tool-duration" });
     this.argumentsBlock = el("pre", { class: "tool-arguments", tabindex: "0" });
     this.resultBlock = el("pre", { class: "tool-result", tabindex: "0" });
-    this.resultSection = el("div", { class: "tool-section", hidden: true },
-      el("div", { class: "tool-section-label" }, "Result"), this.resultBlock);
+    this.resultLabel = el("div", { class: "tool-section-label" }, "Result");
+    this.resultSection = el("div", { class: "tool-section", hidden: true }, this.resultLabel, this.resultBlock);
     this.element = el("section", { class: "tool-card", "aria-label": `Tool call: ${record.name}` },
       el("header", { class: "tool-header" },
         icon(ICONS.tool),
@@ -47,13 +47,28 @@ export class ToolCard {
     this.statusChip.textContent = STATUS_LABELS[status] || status;
   }
 
-  setResult({ result, error, durationMs }) {
+  /** untrusted: the result came from a file, page or other third party (shown unwrapped, labelled). */
+  setResult({ result, error, durationMs, untrusted = false }) {
     this.record.result = result;
     this.record.error = error || null;
     this.record.durationMs = durationMs;
+    this.record.untrusted = untrusted;
     if (this.record.status !== "denied") this.setStatus(error ? "error" : "done");
-    setChildren(this.resultBlock, formatValue(error ? error : result ?? ""));
+    const shown = error ? error : untrusted ? unwrapUntrusted(result) : result;
+    setChildren(this.resultBlock, formatValue(shown ?? ""));
+    this.resultLabel.textContent = untrusted ? "Result · third-party content, treated as data" : "Result";
     this.resultSection.hidden = false;
     if (Number.isFinite(durationMs)) this.durationText.textContent = formatDuration(durationMs);
   }
+}
+
+// The agent wraps third-party text in a datamarked block for the model (a header, a note,
+// every line prefixed with "^"); a person reads the plain text.
+const UNTRUSTED_BLOCK = /^<<untrusted[^\n]*>>\n[^\n]*\n([\s\S]*?)\n<<end of untrusted data[^\n]*>>\s*$/;
+
+export function unwrapUntrusted(text) {
+  if (typeof text !== "string") return text;
+  const match = UNTRUSTED_BLOCK.exec(text);
+  if (!match) return text;
+  return match[1].split("\n").map((line) => line.replace(/^\^ ?/, "")).join("\n");
 }
