@@ -140,47 +140,101 @@ class BenchPage:
             self.page.close()
 
 
-def measure_engine(context, base_url, engine, folder_url, backend, dtype, threads, prompts, repeats) -> dict:
-    """All figures for one engine; raises when the engine cannot load the folder."""
-    load_options = {"folderUrl": folder_url, "backend": backend, "dtype": dtype, "threads": threads}
-    cold_page = BenchPage(context, base_url, engine)
-    cold_page.call("clearCache", folder_url)
-    cold = cold_page.call("load", load_options)
-    cold_page.close()
+class EngineRuns:
+    """The engines under test on one backend, each on its own loaded page. Measurements
+    alternate between engines run by run, so a change in machine load hits both alike."""
 
-    page = BenchPage(context, base_url, engine)
+    def __init__(self, context, base_url, engines, load_options, prompts):
+        self.prompts = prompts
+        self.pages: dict[str, BenchPage] = {}
+        self.figures: dict[str, dict] = {}
+        self.errors: dict[str, str] = {}
+        for engine in engines:
+            log(f"  {engine}: load cold, then from cache")
+            try:
+                cold_page = BenchPage(context, base_url, engine)
+                cold_page.call("clearCache", load_options["folderUrl"])
+                cold = cold_page.call("load", load_options)
+                cold_page.close()
+                page = BenchPage(context, base_url, engine)
+                self.pages[engine] = page
+                cached = page.call("load", load_options)
+                page.generate(prompts.plain(16, variant=99), 4)  # warm-up: first calls compile kernels
+            except Exception as error:  # noqa: BLE001 - the other engine's figures still count
+                self._fail(engine, error)
+                continue
+            self.figures[engine] = {
+                "backend": cached["backend"], "dtype": cached["dtype"], "threads": cached["threads"],
+                "load_cold_s": cold["loadMs"] / 1000, "load_cached_s": cached["loadMs"] / 1000}
+
+    def _fail(self, engine, error):
+        message = str(error).splitlines()[0]
+        log(f"  {engine} failed: {message}")
+        self.errors[engine] = message
+        self.figures.pop(engine, None)
+        page = self.pages.pop(engine, None)
+        if page:
+            page.page.close()
+
+    def alternate(self, repeats, measure) -> dict[str, list]:
+        """measure(engine, page, run) for each run and engine, engines taking turns."""
+        results = {engine: [] for engine in self.pages}
+        for run in range(repeats):
+            for engine, page in list(self.pages.items()):
+                try:
+                    results[engine].append(measure(engine, page, run))
+                except Exception as error:  # noqa: BLE001
+                    self._fail(engine, error)
+                    results.pop(engine, None)
+        return results
+
+    def record(self, key, results, summarize):
+        for engine, runs in results.items():
+            if engine in self.figures and runs:
+                self.figures[engine][key] = statistics.median(summarize(run) for run in runs)
+
+    def close(self):
+        for page in self.pages.values():
+            page.close()
+
+
+def measure_backend(context, base_url, engines, load_options, prompts, repeats) -> EngineRuns:
+    runs = EngineRuns(context, base_url, engines, load_options, prompts)
     try:
-        cached = page.call("load", load_options)
-        figures = {"backend": cached["backend"], "dtype": cached["dtype"], "threads": cached["threads"],
-                   "load_cold_s": cold["loadMs"] / 1000, "load_cached_s": cached["loadMs"] / 1000}
-        page.generate(prompts.plain(16, variant=99), 4)  # warm-up: first-call compilation is not steady state
-        figures.update(measure_generation(page, prompts, repeats))
-        figures["memory_bytes"] = page.call("memoryBytes")
-        figures.update(measure_agent(page, prompts, reuse_options=(False, True) if engine == "botpsy" else (False,)))
+        for length in PREFILL_LENGTHS:
+            log(f"  prefill {length} tokens")
+            results = runs.alternate(repeats, lambda e, page, run: page.generate(prompts.plain(length, run), 1))
+            runs.record(f"prefill_tok_s_{length}", results, lambda r: length / (r["ttftMs"] / 1000))
+
+        log(f"  decode {DECODE_TOKENS} tokens")
+        chat = prompts.chat([{"role": "user", "content": "Tell me a long story about a lighthouse keeper."}])
+        results = runs.alternate(repeats, lambda e, page, run: page.generate(chat, DECODE_TOKENS))
+        runs.record("ttft_ms", results, lambda r: r["ttftMs"])
+        runs.record("decode_tok_s", results, decode_rate)
+
+        log(f"  decode {LONG_CONTEXT_DECODE_TOKENS} tokens after {LONG_CONTEXT} tokens of context")
+        results = runs.alternate(repeats, lambda e, page, run: page.generate(
+            prompts.plain(LONG_CONTEXT, variant=100 + run), LONG_CONTEXT_DECODE_TOKENS))
+        runs.record(f"decode_tok_s_after_{LONG_CONTEXT}", results, decode_rate)
+
+        for engine, page in runs.pages.items():
+            runs.figures[engine]["memory_bytes"] = page.call("memoryBytes")
+
+        log("  agent scenario")
+        results = runs.alternate(repeats, lambda engine, page, run: run_agent_variants(engine, page, prompts))
+        for variant in AGENT_VARIANTS:
+            runs.record(f"agent_s_{variant}", {e: [r[variant] for r in rs if variant in r] for e, rs in results.items()},
+                        lambda r: r["seconds"])
+        for engine, variants in results.items():
+            last = variants[-1]
+            for variant, run in last.items():
+                runs.figures[engine][f"agent_reused_tokens_{variant}"] = run["reused"]
+            if "with_reuse" in last:
+                runs.figures[engine]["agent_reuse_gives_identical_tokens"] = (
+                    last["with_reuse"]["replies"] == last["without_reuse"]["replies"])
     finally:
-        page.close()
-    return figures
-
-
-def measure_generation(page: BenchPage, prompts: BenchPrompts, repeats: int) -> dict:
-    figures = {}
-    for length in PREFILL_LENGTHS:
-        log(f"  prefill {length} tokens")
-        runs = [page.generate(prompts.plain(length, variant=run), 1) for run in range(repeats)]
-        figures[f"prefill_tok_s_{length}"] = statistics.median(length / (r["ttftMs"] / 1000) for r in runs)
-
-    log(f"  decode {DECODE_TOKENS} tokens")
-    chat = prompts.chat([{"role": "user", "content": "Tell me a long story about a lighthouse keeper."}])
-    runs = [page.generate(chat, DECODE_TOKENS) for _ in range(repeats)]
-    figures["ttft_ms"] = statistics.median(r["ttftMs"] for r in runs)
-    figures["decode_tok_s"] = statistics.median(decode_rate(r) for r in runs)
-    figures["decode_tokens"] = [r["tokens"] for r in runs][0]
-
-    log(f"  decode {LONG_CONTEXT_DECODE_TOKENS} tokens after {LONG_CONTEXT} tokens of context")
-    runs = [page.generate(prompts.plain(LONG_CONTEXT, variant=100 + run), LONG_CONTEXT_DECODE_TOKENS)
-            for run in range(repeats)]
-    figures[f"decode_tok_s_after_{LONG_CONTEXT}"] = statistics.median(decode_rate(r) for r in runs)
-    return figures
+        runs.close()
+    return runs
 
 
 def decode_rate(run: dict) -> float:
@@ -188,33 +242,25 @@ def decode_rate(run: dict) -> float:
     return (len(run["tokens"]) - 1) / ((run["totalMs"] - run["ttftMs"]) / 1000)
 
 
-def measure_agent(page: BenchPage, prompts: BenchPrompts, reuse_options) -> dict:
-    """The agent scenario's end-to-end seconds per prefix-reuse setting."""
-    figures = {}
-    for reuse in reuse_options:
-        label = "with_reuse" if reuse else "without_reuse"
-        log(f"  agent scenario {label.replace('_', ' ')}")
-        seconds, replies, reused = run_agent_turns(page, prompts, reuse)
-        figures[f"agent_s_{label}"] = seconds
-        figures[f"agent_reused_tokens_{label}"] = reused
-        figures[f"agent_replies_{label}"] = replies
-    if True in reuse_options:
-        # As the app would: the system prompt is prefilled while the person types.
-        log("  agent scenario with reuse, system prompt prefilled beforehand")
+AGENT_VARIANTS = ("without_reuse", "with_reuse", "with_reuse_prewarmed")
+
+
+def run_agent_variants(engine: str, page: BenchPage, prompts: BenchPrompts) -> dict:
+    """The agent scenario without prefix reuse, and (our runtime only) with it: from an empty
+    state, and with the system prompt prefilled beforehand, as the app does while a person types."""
+    results = {"without_reuse": run_agent_turns(page, prompts, reuse=False)}
+    if engine == "botpsy":
+        page.generate(prompts.plain(8, variant=500), 1, reuse_prefix=False)  # forget earlier prefixes
+        results["with_reuse"] = run_agent_turns(page, prompts, reuse=True)
+        page.generate(prompts.plain(8, variant=501), 1, reuse_prefix=False)
         page.generate(prompts.system_only(), 1, reuse_prefix=True)
-        seconds, _, reused = run_agent_turns(page, prompts, True, keep_prefix=True)
-        figures["agent_s_with_reuse_prewarmed"] = seconds
-        figures["agent_reused_tokens_with_reuse_prewarmed"] = reused
-        figures["agent_reuse_gives_identical_tokens"] = (
-            figures["agent_replies_with_reuse"] == figures["agent_replies_without_reuse"])
-    return figures
+        results["with_reuse_prewarmed"] = run_agent_turns(page, prompts, reuse=True)
+    return results
 
 
-def run_agent_turns(page, prompts, reuse: bool, keep_prefix: bool = False):
+def run_agent_turns(page: BenchPage, prompts: BenchPrompts, reuse: bool) -> dict:
     messages = [{"role": "system", "content": prompts.system_prompt}]
     total_ms, replies, reused = 0.0, [], []
-    if reuse and not keep_prefix:
-        page.generate(prompts.plain(8, variant=500), 1, reuse_prefix=False)  # forget earlier prefixes
     for turn in AGENT_TURNS:
         messages.append({"role": "user", "content": turn})
         run = page.generate(prompts.chat(messages), AGENT_REPLY_TOKENS, reuse_prefix=reuse)
@@ -222,7 +268,7 @@ def run_agent_turns(page, prompts, reuse: bool, keep_prefix: bool = False):
         reused.append(run["reusedTokens"])
         replies.append(run["tokens"])
         messages.append({"role": "assistant", "content": prompts.decode(run["tokens"])})
-    return total_ms / 1000, replies, reused
+    return {"seconds": total_ms / 1000, "replies": replies, "reused": reused}
 
 
 # --- the whole bench -------------------------------------------------------------
@@ -305,17 +351,12 @@ def run_bench(folder: Path, backends: str = "auto", dtype: str | None = None, re
             threads = 2 if isolated else 1
             for backend in choose_backends(backends, adapter):
                 chosen_dtype = pick_dtype(manifest, backend, dtype)
-                entry = {"dtype": chosen_dtype, "engines": {}, "errors": {}}
-                for engine in engines:
-                    log(f"bench: {backend} / {engine} / {chosen_dtype}")
-                    try:
-                        entry["engines"][engine] = measure_engine(
-                            context, base_url, engine, folder_url, backend, chosen_dtype, threads, prompts, repeats)
-                    except Exception as error:  # noqa: BLE001 - the other engine's figures still count
-                        message = str(error).splitlines()[0]
-                        log(f"  {engine} failed: {message}")
-                        entry["errors"][engine] = message
-                entry["ratios"] = backend_ratios(entry["engines"])
+                log(f"bench: {backend}, dtype {chosen_dtype}")
+                load_options = {"folderUrl": folder_url, "backend": backend, "dtype": chosen_dtype,
+                                "threads": threads}
+                runs = measure_backend(context, base_url, engines, load_options, prompts, repeats)
+                entry = {"dtype": chosen_dtype, "engines": runs.figures, "errors": runs.errors,
+                         "ratios": backend_ratios(runs.figures)}
                 report["backends"][backend] = entry
             browser.close()
     finally:
