@@ -9,6 +9,7 @@ protocol, ModelClient, AgentHost, Pyodide agent, parser, tools and store."""
 import json
 
 import pytest
+from playwright.sync_api import expect
 
 MODEL = "tiny-qwen3.5"  # its folder gives the real chat template and tool-call format
 
@@ -112,7 +113,7 @@ def test_escape_in_the_dialog_counts_as_deny(episode_page):
     dialog = page.get_by_role("dialog", name="Allow “notes_create”?")
     dialog.wait_for()
     page.keyboard.press("Escape")
-    page.get_by_text("All right, I did not save that.").last.wait_for()
+    expect(page.get_by_text("All right, I did not save that.")).to_have_count(2)
     assert page.locator(".message.assistant").last.locator(".tool-card").get_attribute("data-status") == "denied"
 
 
@@ -165,5 +166,5 @@ def test_the_conversation_fits_a_phone_screen(episode_page, horizontal_overflow,
     assert box["x"] >= 0 and box["x"] + box["width"] <= 375
     page.screenshot(path=artifacts_dir / "product-phone-dialog.png")
     dialog.get_by_role("button", name="Deny").click()
-    page.get_by_text("All right, I did not save that.").last.wait_for()
+    expect(page.get_by_text("All right, I did not save that.")).to_have_count(3)
     page.set_viewport_size({"width": 1280, "height": 900})
