@@ -102,3 +102,15 @@ def test_new_chat_clears_the_conversation(chat_page):
     page.get_by_role("button", name="New chat").click()
     assert page.locator(".message").count() == 0
     assert page.get_by_role("heading", name="A private assistant, in this tab").is_visible()
+
+
+def test_storage_shows_the_stored_model_and_remove_deletes_it(chat_page):
+    page = chat_page
+    storage = page.locator("#storage-text")
+    page.wait_for_function("() => /Models stored: [1-9]/.test(document.getElementById('storage-text').textContent)")
+    assert "(1)" in storage.inner_text() or "(2)" in storage.inner_text()
+    page.get_by_role("button", name="Remove model from this device").click()
+    page.get_by_text(f"{MODEL} was removed from this device.").wait_for()
+    page.wait_for_function("() => document.getElementById('storage-text').textContent.includes('(0)')")
+    assert page.get_by_role("textbox", name="Message to BotPsy").is_disabled()
+    assert page.locator("#backend-badge").inner_text() == "No model loaded"

@@ -76,3 +76,21 @@ def test_phone_width_has_no_horizontal_overflow_and_the_panel_folds(browser, ope
     page.screenshot(path=artifacts_dir / "product-shell-phone-panel.png")
     context.close()
     guard.assert_clean()
+
+
+def test_a_model_that_cannot_load_says_what_happened_and_what_to_do(browser, open_guarded_page, app_server,
+                                                                    listed_folder, artifacts_dir):
+    context, page, guard = open_page(browser, open_guarded_page, app_server)
+    page.set_default_timeout(60_000)
+    page.get_by_role("radio", name="picker-sample").check()
+    page.get_by_label("Backend").select_option("wasm")
+    page.get_by_role("button", name="Load model").click()
+    alert = page.get_by_role("alert").filter(has_text="Could not load picker-sample")
+    alert.wait_for()
+    assert "manifest.json" in alert.inner_text()  # which file was wrong
+    assert "Press Load to try again" in alert.inner_text() or "server" in alert.inner_text()
+    assert page.locator("#backend-badge").inner_text() == "Model not loaded"
+    assert page.get_by_role("button", name="Load model").is_enabled()
+    page.screenshot(path=artifacts_dir / "product-load-error.png")
+    context.close()
+    guard.assert_clean()
