@@ -52,6 +52,7 @@ def test_reload_offline_gives_a_working_assistant_with_the_cached_model(
     page.locator("#load-progress[data-state='ready']").wait_for()
     assert page.evaluate("crossOriginIsolated"), "the service worker must keep COOP/COEP on what it serves"
     assert "threads" in page.locator("#backend-badge").inner_text()
+    assert page.get_by_role("status").filter(has_text="Offline").is_visible()
     page.get_by_label("Temperature").fill("0")
     send(page, "Are you there?")
     page.wait_for_function("() => document.querySelector('.message.assistant .answer')?.textContent.length > 0")

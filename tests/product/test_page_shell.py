@@ -74,6 +74,9 @@ def test_phone_width_has_no_horizontal_overflow_and_the_panel_folds(browser, ope
     assert page.get_by_role("radio", name="picker-sample").is_visible()
     assert horizontal_overflow(page) == []
     page.screenshot(path=artifacts_dir / "product-shell-phone-panel.png")
+    page.keyboard.press("Escape")  # the panel closes from the keyboard, focus back on its button
+    assert toggle.get_attribute("aria-expanded") == "false"
+    assert page.evaluate("document.activeElement.id") == "panel-toggle"
     context.close()
     guard.assert_clean()
 

@@ -222,12 +222,28 @@ $("remove-model-button").addEventListener("click", async () => {
   }
 });
 
+// --- being offline is fine: say so, calmly -----------------------------------------
+function showNetworkState() {
+  $("network-badge").hidden = navigator.onLine;
+  $("network-badge").title = "No network: everything still runs on this device.";
+}
+window.addEventListener("online", showNetworkState);
+window.addEventListener("offline", showNetworkState);
+showNetworkState();
+
 // --- small screens: the side panel folds away --------------------------------
 $("panel-toggle").addEventListener("click", () => {
   const open = document.body.dataset.panel !== "open";
   document.body.dataset.panel = open ? "open" : "closed";
   $("panel-toggle").setAttribute("aria-expanded", String(open));
   if (open) $("side-panel").querySelector("input, button, select")?.focus();
+});
+$("side-panel").addEventListener("keydown", (event) => {
+  if (event.key === "Escape" && document.body.dataset.panel === "open") {
+    document.body.dataset.panel = "closed";
+    $("panel-toggle").setAttribute("aria-expanded", "false");
+    $("panel-toggle").focus();
+  }
 });
 
 // --- start --------------------------------------------------------------------
