@@ -48,6 +48,7 @@ def main(argv=None) -> int:
     built = time.perf_counter() - started
     # Token ids of the (smaller) SmolLM2 tokenizer are all valid in a 248k vocabulary.
     arch = architecture_for("qwen3_5_text")(model, smollm2_tokenizer())
+    del model  # the exporter releases the weights once the graphs are written
     loaded = LoadedSource("qwen3.5-real-dims-random", "random weights, real 0.8B dims", arch)
     manifest = export_loaded(loaded, args.out, dtypes=args.dtype, verify=args.verify, progress=True)
     total = time.perf_counter() - started

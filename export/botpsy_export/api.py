@@ -114,10 +114,15 @@ def _export(loaded, out, dtypes, verify, bars) -> dict:
     with bars.phase("export fp32 graph"):
         fp32_files = export_fp32(arch, out / variant_for("fp32").file)
     graph_files["fp32"] = fp32_files
-    for name in sorted((d for d in dtypes if d != "fp32"), key=lambda d: d == "q8"):
-        variant = variant_for(name)
-        with bars.phase(f"quantize {name}"):
-            graph_files[name] = _quantize(arch, variant, fp32_files[0], out)
+    with tempfile.TemporaryDirectory(dir=out, prefix=".smoothed-") as scratch:
+        sources = {name: fp32_files[0] for name in dtypes if name != "fp32"}
+        if "q8" in sources and _smoothing_alpha(arch, variant_for("q8")):
+            with bars.phase("export smoothed fp32"):
+                sources["q8"] = _export_smoothed(arch, variant_for("q8"), Path(scratch))
+        arch.release_model()  # the torch weights are no longer needed: free them before quantizing
+        for name, source in sources.items():
+            with bars.phase(f"quantize {name}"):
+                graph_files[name] = variant_for(name).quantize(source, out / variant_for(name).file)
 
     verification = {}
     if verify:
@@ -130,18 +135,18 @@ def _export(loaded, out, dtypes, verify, bars) -> dict:
     return _manifest(loaded, arch, out, dtypes, graph_files, verification)
 
 
-def _quantize(arch, variant, fp32_path, out) -> list[Path]:
-    """Quantize from the fp32 graph, or from a smoothed re-export of it (mutates the model: last)."""
-    smoothing_alpha = getattr(variant, "smoothing_alpha", None)
-    if not smoothing_alpha or not arch.smoothing_groups():
-        return variant.quantize(fp32_path, out / variant.file)
+def _smoothing_alpha(arch, variant):
+    alpha = getattr(variant, "smoothing_alpha", None)
+    return alpha if alpha and arch.smoothing_groups() else None
+
+
+def _export_smoothed(arch, variant, scratch: Path) -> Path:
+    """Rescale the model in place (`smoothing.py`) and export it again as the q8 starting point."""
     from .smoothing import smooth
     from .verify import calibration_token_ids
 
-    smooth(arch.model, arch.smoothing_groups(), calibration_token_ids(arch), smoothing_alpha)
-    with tempfile.TemporaryDirectory(dir=out, prefix=".smoothed-") as scratch:
-        smoothed = export_fp32(arch, Path(scratch) / "model.onnx")
-        return variant.quantize(smoothed[0], out / variant.file)
+    smooth(arch.model, arch.smoothing_groups(), calibration_token_ids(arch), _smoothing_alpha(arch, variant))
+    return export_fp32(arch, scratch / "model.onnx")[0]
 
 
 def _verify(arch, dtypes, graph_files, reference, bars) -> dict:

@@ -12,6 +12,8 @@ from .architectures import Architecture
 OPSET = 18
 MAX_IR_VERSION = 10  # onnxruntime-web 1.30 rejects IR > 13; opset 18 needs >= 8
 EXTERNAL_DATA_THRESHOLD = int(1.8 * 2**30)
+ALIGNMENT = 4096  # external tensors start on page boundaries (mmap-friendly)
+COPY_BLOCK = 64 * 2**20
 TRACE_PAST_LENGTH = 3
 TRACE_NEW_TOKENS = 2
 
@@ -88,10 +90,42 @@ def export_fp32(arch: Architecture, path: Path) -> list[Path]:
                 dynamic_axes=_dynamic_axes(arch), do_constant_folding=True,
                 custom_opsets={"com.microsoft": 1} if arch.uses_contrib_ops else None,
             )
-        model = onnx.load(trace_path)
-    _check_io(model, arch)
-    _declare_output_shapes(model, arch)
+        del module
+        model = onnx.load(trace_path, load_external_data=False)
+        _check_io(model, arch)
+        _declare_output_shapes(model, arch)
+        if _has_external_data(model):
+            return _save_gathering_external_data(model, Path(scratch), path)
     return save_model(model, path)
+
+
+def _save_gathering_external_data(model: onnx.ModelProto, source_dir: Path, path: Path) -> list[Path]:
+    """Stream every external tensor into one `<name>.onnx_data`: a 4 GB graph is never held in RAM."""
+    model.ir_version = min(model.ir_version, MAX_IR_VERSION)
+    data_path = path.parent / (path.name + "_data")
+    with open(data_path, "wb") as data:
+        for tensor in model.graph.initializer:
+            if tensor.data_location != onnx.TensorProto.EXTERNAL:
+                continue
+            info = {entry.key: entry.value for entry in tensor.external_data}
+            data.write(b"\0" * (-data.tell() % ALIGNMENT))
+            offset = data.tell()
+            with open(source_dir / info["location"], "rb") as source:
+                source.seek(int(info.get("offset", 0)))
+                remaining = int(info["length"]) if "length" in info else None
+                while remaining is None or remaining > 0:
+                    block = source.read(COPY_BLOCK if remaining is None else min(COPY_BLOCK, remaining))
+                    if not block:
+                        break
+                    data.write(block)
+                    remaining = None if remaining is None else remaining - len(block)
+            del tensor.external_data[:]
+            for key, value in (("location", data_path.name), ("offset", str(offset)),
+                               ("length", str(data.tell() - offset))):
+                entry = tensor.external_data.add()
+                entry.key, entry.value = key, value
+    onnx.save_model(model, path)
+    return [path, data_path]
 
 
 def _set_dims(value_info, dims):

@@ -60,6 +60,13 @@ class Architecture:
         return AutoModelForCausalLM.from_pretrained(
             folder, dtype=torch.float32, use_safetensors=True, trust_remote_code=False)
 
+    def release_model(self):
+        """Drop the torch weights once every graph is exported (config and tokenizer stay)."""
+        import gc
+
+        self.model = None
+        gc.collect()
+
     def state_specs(self) -> list[StateSpec]:
         raise NotImplementedError
 
