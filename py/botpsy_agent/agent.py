@@ -55,12 +55,14 @@ class Agent:
     options: AgentOptions = field(default_factory=AgentOptions)
     tools: dict[str, Tool] = field(default_factory=dict)
     pre_approved: set[str] = field(default_factory=set)
+    off_by_default: set[str] = field(default_factory=set)  # hidden while settings.enabled_tools is None
     conversation: Conversation = field(default_factory=Conversation)
     _cancelled: bool = field(default=False, repr=False)
 
-    def add_tool(self, tool: Tool, pre_approved: bool = False) -> None:
+    def add_tool(self, tool: Tool, pre_approved: bool = False, enabled_by_default: bool = True) -> None:
         self.tools[tool.name] = tool
         (self.pre_approved.add if pre_approved else self.pre_approved.discard)(tool.name)
+        (self.off_by_default.discard if enabled_by_default else self.off_by_default.add)(tool.name)
 
     def cancel(self) -> None:
         """Stop the running turn after the current generation; no further tool runs."""
@@ -76,8 +78,14 @@ class Agent:
         self.conversation = Conversation.restore(data)
 
     def active_tools(self) -> list[Tool]:
-        enabled = self.context.settings.enabled_tools
-        return [tool for name, tool in self.tools.items() if enabled is None or name in enabled]
+        """The tools the model sees: settings.enabled_tools, or when that is None every tool
+        added as enabled by default, plus the network tools once the user allowed the network."""
+        settings = self.context.settings
+        enabled = settings.enabled_tools
+        if enabled is None:
+            return [tool for name, tool in self.tools.items()
+                    if name not in self.off_by_default or (settings.allow_network and name in NETWORK_TOOLS)]
+        return [tool for name, tool in self.tools.items() if name in enabled]
 
     def render_prompt(self) -> str:
         messages = self.conversation.messages_with_system(self.options.system_prompt)

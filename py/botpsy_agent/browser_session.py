@@ -6,6 +6,7 @@ the JS/Python boundary. Events of a turn go to the page through `host.emit`.
 
 from __future__ import annotations
 
+import datetime
 import importlib
 import json
 import pkgutil
@@ -14,7 +15,9 @@ from typing import Any
 from . import bridge, tools as builtin_tools_package
 from .agent import Agent, AgentOptions
 from .chat_format import ChatFormat
+from .tool_selection import DEFAULT_ENABLED_TOOLS, check_enabled_tools
 from .tooling import Settings, Tool, ToolContext, UserFile
+from .tools import add_user_file, due_reminders
 
 SETTING_NAMES = {"thinking": "thinking", "enabledTools": "enabled_tools",
                  "allowNetwork": "allow_network", "timezone": "timezone"}
@@ -46,10 +49,15 @@ class AgentSession:
                            context=context, confirm=bridge.bridge_confirm(self.host),
                            options=AgentOptions())
         for each in builtin_tools() if include_builtin_tools else []:
-            self.agent.add_tool(each)
+            self.agent.add_tool(each, enabled_by_default=each.name in DEFAULT_ENABLED_TOOLS)
 
     def tool_names(self) -> str:
-        return json.dumps([tool.spec()["function"] for tool in self.agent.tools.values()])
+        """Every registered tool: {name, description, parameters, enabled (the model sees it now),
+        enabledByDefault (part of the default set)}."""
+        active = {tool.name for tool in self.agent.active_tools()}
+        return json.dumps([{**tool.spec()["function"], "enabled": tool.name in active,
+                            "enabledByDefault": tool.name not in self.agent.off_by_default}
+                           for tool in self.agent.tools.values()])
 
     def set_settings(self, settings_json: str) -> None:
         changes = json.loads(settings_json)
@@ -57,6 +65,10 @@ class AgentSession:
         if unknown:
             raise ValueError(f"unknown agent settings {sorted(unknown)}; "
                              f"known: {sorted(SETTING_NAMES) + sorted(OPTION_NAMES)}")
+        if "enabledTools" in changes:
+            changes["enabledTools"] = check_enabled_tools(changes["enabledTools"], list(self.agent.tools))
+        if changes.get("timezone") is not None and not isinstance(changes["timezone"], str):
+            raise ValueError(f"timezone must be an IANA zone name or null, got {changes['timezone']!r}")
         for key, value in changes.items():
             if key in SETTING_NAMES:
                 setattr(self.agent.context.settings, SETTING_NAMES[key], value)
@@ -67,11 +79,29 @@ class AgentSession:
         spec = json.loads(spec_json)
         self.agent.add_tool(bridge.host_tool(self.host, spec), pre_approved=not spec.get("confirm", True))
 
-    def add_user_files(self, files_json: str) -> None:
+    async def add_user_files(self, files_json: str) -> None:
+        """Files the user gave the page: text files are stored (IndexedDB in the browser), so
+        the file tools still see them after a reload; every file is also in ctx.files."""
         for entry in json.loads(files_json):
-            self.agent.context.files[entry["name"]] = UserFile(
-                name=entry["name"], size=int(entry.get("size", 0)),
-                media_type=entry.get("type") or "text/plain", text=entry.get("text"))
+            if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not entry["name"].strip():
+                raise ValueError(f"addUserFiles: every file needs a non-empty name, got {entry!r}")
+            user_file = UserFile(name=entry["name"].strip(), size=int(entry.get("size", 0)),
+                                 media_type=entry.get("type") or "text/plain", text=entry.get("text"))
+            if user_file.text is not None:
+                await add_user_file(self.agent.context.store, user_file.name, user_file.text, user_file.media_type)
+            self.agent.context.files[user_file.name] = user_file
+
+    async def due_reminders(self, now_iso: str = "") -> str:
+        """Open todos whose due time has come (at now_iso, default now), soonest first, as JSON."""
+        now = self.agent.context.now()
+        if now_iso:
+            try:
+                now = datetime.datetime.fromisoformat(now_iso.replace("Z", "+00:00"))
+            except ValueError:
+                raise ValueError(f"dueReminders: {now_iso!r} is not an ISO 8601 time") from None
+            if now.tzinfo is None:
+                raise ValueError(f"dueReminders: {now_iso!r} needs a UTC offset (e.g. Z or +01:00)")
+        return json.dumps(await due_reminders(self.agent.context.store, now))
 
     async def run_turn(self, user_text: str) -> str:
         """Run one turn, emitting every event; returns the final event as JSON."""

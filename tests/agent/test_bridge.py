@@ -129,7 +129,8 @@ def test_host_tools_are_confirmed_unless_pre_approved():
 def test_user_files_reach_the_file_tools():
     host = FakeHost([xml_call("files_read", name="todo.md"), "read"])
     session = session_for(host)
-    session.add_user_files(json.dumps([{"name": "todo.md", "size": 9, "type": "text/markdown", "text": "- buy tea"}]))
+    asyncio.run(session.add_user_files(json.dumps([{"name": "todo.md", "size": 9, "type": "text/markdown",
+                                                    "text": "- buy tea"}])))
     asyncio.run(session.run_turn("read my file"))
     [result] = [event for event in host.events if event["type"] == "tool_result"]
     assert result["ok"] and "buy tea" in result["result"] and result["untrusted"]

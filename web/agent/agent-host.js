@@ -38,10 +38,11 @@ export class AgentHost {
   /**
    * options: model (a loaded ModelClient); modelUrl (its folder, for tokenizer_config.json)
    * or tokenizerConfig (+ manifest) given directly; onEvent(event); confirm(request) -> {approved, arguments};
-   * storeName (IndexedDB database), includeBuiltinTools (default true), workerUrl, bundleUrl.
+   * storeName (IndexedDB database), includeBuiltinTools (default true), workerUrl, bundleUrl,
+   * timezone (IANA name for the date/time tools; default: the browser's own zone).
    */
   static async create({model, modelUrl, tokenizerConfig, manifest, onEvent = () => {}, confirm,
-                       storeName = "botpsy-agent", includeBuiltinTools = true,
+                       storeName = "botpsy-agent", includeBuiltinTools = true, timezone = defaultTimezone(),
                        workerUrl = WORKER_URL, bundleUrl = AGENT_BUNDLE_URL} = {}) {
     if (!model || typeof model.generate !== "function") throw new Error("AgentHost.create needs a loaded model (a ModelClient)");
     const folder = modelUrl ? new URL(modelUrl, location.href) : null;
@@ -58,7 +59,7 @@ export class AgentHost {
       host.terminate();
       throw error;
     }
-    host.setSettings({timezone: defaultTimezone()});
+    host.setSettings({timezone});
     return host;
   }
 
@@ -127,7 +128,7 @@ export class AgentHost {
     if (typeof name !== "string" || !name) throw new Error("registerTool needs a name");
     if (typeof handler !== "function") throw new Error(`registerTool(${name}): handler must be a function`);
     this.hostTools.set(name, {handler});
-    this.toolList = [...this.toolList.filter((tool) => tool.name !== name), {name, description, parameters}];
+    this.toolList = [...this.toolList.filter((tool) => tool.name !== name), {name, description, parameters, enabled: true, enabledByDefault: true}];
     return this.#queue("registerTool", {specJson: JSON.stringify({name, description, parameters, confirm,
       side_effects: sideEffects, untrusted_output: untrustedOutput})});
   }
@@ -153,11 +154,32 @@ export class AgentHost {
     return this.model.cancel?.();
   }
 
-  /** {thinking, temperature, enabledTools, allowNetwork, timezone, maxSteps, maxTokens, systemPrompt}. */
+  /**
+   * {thinking, temperature, enabledTools, allowNetwork, timezone, maxSteps, maxTokens, systemPrompt}.
+   * enabledTools: names of registered tools, or null for the default set (see tools()).
+   */
   setSettings(settings) { return this.#queue("setSettings", {settings}); }
 
-  /** The tools the model can see: [{name, description, parameters}]. */
+  /**
+   * Every registered tool: [{name, description, parameters, enabled, enabledByDefault}]. `enabled`: the
+   * model sees it now; without setSettings({enabledTools}) that is the default set (enabledByDefault:
+   * the common built-in tools and every host tool). setSettings({enabledTools: null}) goes back to it.
+   */
   tools() { return this.toolList; }
+
+  /** The names of the tools the model sees now. */
+  enabledTools() { return this.toolList.filter((tool) => tool.enabled !== false).map((tool) => tool.name); }
+
+  /**
+   * Reminders whose time has come: open todos with a due time at or before `now` (a Date, default
+   * now), soonest first: [{id, text, due}]. The agent does not run in the background: call this on
+   * a timer to notify the user.
+   */
+  async dueReminders(now = new Date()) {
+    if (!(now instanceof Date) || Number.isNaN(now.getTime())) throw new Error("dueReminders(now): now must be a valid Date");
+    await this.queued.catch(() => {});  // a failed setting surfaces at the next runTurn, not here
+    return this.worker.call("dueReminders", {nowIso: now.toISOString()});
+  }
 
   newChat() {
     this.conversation = {...(this.conversation ?? {}), messages: []};

@@ -55,6 +55,7 @@ const handlers = {
   setSettings({settings}) {
     if ("allowNetwork" in settings) allowNetwork = Boolean(settings.allowNetwork);
     requireSession().set_settings(JSON.stringify(settings));
+    return {tools: JSON.parse(session.tool_names())};  // which tools are enabled may have changed
   },
   async runTurn({text}) {
     const final = JSON.parse(await requireSession().run_turn(text));
@@ -63,7 +64,8 @@ const handlers = {
   cancel() { session?.cancel(); },
   newChat() { requireSession().new_chat(); return state(); },
   restoreConversation({dataJson}) { requireSession().restore_conversation(dataJson); return state(); },
-  addUserFiles({filesJson}) { requireSession().add_user_files(filesJson); },
+  async addUserFiles({filesJson}) { await requireSession().add_user_files(filesJson); },
+  async dueReminders({nowIso}) { return JSON.parse(await requireSession().due_reminders(nowIso ?? "")); },
 };
 
 page = new RpcChannel(self, handlers);
