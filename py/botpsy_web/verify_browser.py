@@ -210,6 +210,7 @@ def run(args) -> int:
         print(f"error: dtype {args.dtype!r} is not in {folder}; it has {', '.join(manifest.get('dtypes', {}))}",
               file=sys.stderr)
         return 2
+    from playwright.sync_api import Error as PlaywrightError
     from playwright.sync_api import sync_playwright
 
     httpd, base_url = serve_in_background(models_dir=folder.parent)
@@ -223,6 +224,11 @@ def run(args) -> int:
                 agreement, info = verify_in_page(page, base_url, folder, args.backend, args.dtype, steps=args.tokens)
             finally:
                 browser.close()
+    except PlaywrightError as error:
+        # the runtime's own message (e.g. "WebGPU unavailable ...") without the browser stack
+        message = str(error).splitlines()[0].removeprefix("Page.evaluate: ").removeprefix("Error: ")
+        print(f"error: the browser run failed: {message}", file=sys.stderr)
+        return 1
     finally:
         httpd.shutdown()
         httpd.server_close()
