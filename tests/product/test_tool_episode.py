@@ -168,3 +168,24 @@ def test_the_conversation_fits_a_phone_screen(episode_page, horizontal_overflow,
     dialog.get_by_role("button", name="Deny").click()
     expect(page.get_by_text("All right, I did not save that.")).to_have_count(3)
     page.set_viewport_size({"width": 1280, "height": 900})
+
+
+def test_tool_switches_change_what_the_model_sees(episode_page):
+    page = episode_page
+    page.locator(".tool-list summary").click()
+    listed = page.evaluate("window.botpsy.session.tools()")
+    by_default = {tool["name"] for tool in listed if tool["enabledByDefault"]}
+    checked = set(page.locator("#tool-toggles input:checked").evaluate_all("nodes => nodes.map(n => n.value)"))
+    assert checked == by_default and "fetch_url" not in checked  # the agent's default set, network off
+    assert f"({len(by_default)} of {len(listed)} on)" in page.locator("#tool-count").inner_text()
+
+    page.locator("#tool-toggles input[value='calculator']").uncheck()
+    page.get_by_label("Allow web fetches").check()
+    assert page.locator("#tool-toggles input[value='fetch_url']").is_checked()
+    page.wait_for_function("""() => {
+        const tools = Object.fromEntries(window.botpsy.session.tools().map((t) => [t.name, t.enabled]));
+        return tools.calculator === false && tools.fetch_url === true && tools.notes_create === true;
+    }""")
+    # Back to how the other tests expect it.
+    page.locator("#tool-toggles input[value='calculator']").check()
+    page.get_by_label("Allow web fetches").uncheck()

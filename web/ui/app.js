@@ -89,7 +89,7 @@ async function loadSelectedModel() {
 }
 
 function listAgentTools() {
-  return session.tools().map((tool) => ({ name: tool.name, description: tool.description }));
+  return session.tools().map(({ name, description, enabledByDefault }) => ({ name, description, enabledByDefault }));
 }
 
 function loadHint(error) {

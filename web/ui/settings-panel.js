@@ -2,13 +2,15 @@
 // Kept in localStorage so they survive a reload.
 import { el, setChildren } from "./dom.js";
 
-const STORAGE_KEY = "botpsy.settings.v1";
+const STORAGE_KEY = "botpsy.settings.v2";
 export const DEFAULT_SETTINGS = Object.freeze({
   thinking: false,
   temperature: 0.7,
-  disabledTools: [],
+  toolChoices: {}, // {toolName: true|false} where the person changed the agent's default set
   allowNetwork: false,
 });
+// The tools that reach the network (py/botpsy_agent/safety.py NETWORK_TOOLS): on with "Allow web fetches".
+const NETWORK_TOOLS = ["fetch_url"];
 
 export function loadSettings(storage = globalThis.localStorage) {
   try {
@@ -27,15 +29,26 @@ export function saveSettings(settings, storage = globalThis.localStorage) {
   }
 }
 
-/** What AgentHost.setSettings expects, given the tool names the agent offers. */
-export function agentSettings(settings, toolNames) {
+/** Whether a tool is on: the person's choice, else the agent's default set (network tools follow the switch). */
+export function toolIsOn(tool, settings) {
+  const choice = settings.toolChoices[tool.name];
+  if (choice !== undefined) return choice;
+  if (NETWORK_TOOLS.includes(tool.name)) return settings.allowNetwork;
+  return tool.enabledByDefault !== false;
+}
+
+/** What AgentHost.setSettings expects, given the tools the agent lists ({name, enabledByDefault}). */
+export function agentSettings(settings, tools) {
   const chosen = {
     thinking: settings.thinking,
     temperature: settings.temperature,
     allowNetwork: settings.allowNetwork,
   };
-  // Until the agent has listed its tools, leave its own default (every tool) alone.
-  if (toolNames.length) chosen.enabledTools = toolNames.filter((name) => !settings.disabledTools.includes(name));
+  // Until the person changes a tool, the agent's own default set applies (enabledTools null);
+  // it keeps the prompt short, and every tool listed costs prefill time.
+  const known = new Set(tools.map((tool) => tool.name));
+  const changed = Object.keys(settings.toolChoices).some((name) => known.has(name));
+  chosen.enabledTools = changed ? tools.filter((tool) => toolIsOn(tool, settings)).map((tool) => tool.name) : null;
   return chosen;
 }
 
@@ -44,7 +57,7 @@ export class SettingsPanel {
     this.inputs = { thinking, temperature, temperatureValue, toolToggles, toolCount, network };
     this.onChange = onChange;
     this.settings = loadSettings();
-    this.toolNames = [];
+    this.tools = [];
     thinking.checked = this.settings.thinking;
     temperature.value = String(this.settings.temperature);
     temperatureValue.textContent = this.settings.temperature.toFixed(2);
@@ -54,13 +67,16 @@ export class SettingsPanel {
       temperatureValue.textContent = Number(temperature.value).toFixed(2);
       this.#update({ temperature: Number(temperature.value) });
     });
-    network.addEventListener("change", () => this.#update({ allowNetwork: network.checked }));
+    network.addEventListener("change", () => {
+      this.#update({ allowNetwork: network.checked });
+      this.showTools(this.tools); // network tools follow the switch unless chosen one by one
+    });
     this.showTools([]);
   }
 
-  /** tools: [{name, description}] as the agent lists them. */
+  /** tools: [{name, description, enabledByDefault}] as the agent lists them. */
   showTools(tools) {
-    this.toolNames = tools.map((t) => t.name);
+    this.tools = tools;
     this.#countTools();
     if (!tools.length) {
       setChildren(this.inputs.toolToggles, el("p", { class: "hint" }, "The tool list appears once a model is loaded."));
@@ -69,12 +85,9 @@ export class SettingsPanel {
     setChildren(this.inputs.toolToggles, tools.map((tool) => {
       const input = el("input", {
         type: "checkbox", value: tool.name,
-        checked: !this.settings.disabledTools.includes(tool.name),
+        checked: toolIsOn(tool, this.settings),
         onchange: () => {
-          const disabled = new Set(this.settings.disabledTools);
-          if (input.checked) disabled.delete(tool.name);
-          else disabled.add(tool.name);
-          this.#update({ disabledTools: [...disabled] });
+          this.#update({ toolChoices: { ...this.settings.toolChoices, [tool.name]: input.checked } });
           this.#countTools();
         },
       });
@@ -85,12 +98,12 @@ export class SettingsPanel {
 
   #countTools() {
     if (!this.inputs.toolCount) return;
-    const on = this.toolNames.filter((name) => !this.settings.disabledTools.includes(name)).length;
-    this.inputs.toolCount.textContent = this.toolNames.length ? `(${on} of ${this.toolNames.length} on)` : "";
+    const on = this.tools.filter((tool) => toolIsOn(tool, this.settings)).length;
+    this.inputs.toolCount.textContent = this.tools.length ? `(${on} of ${this.tools.length} on)` : "";
   }
 
   current() {
-    return agentSettings(this.settings, this.toolNames);
+    return agentSettings(this.settings, this.tools);
   }
 
   #update(change) {
