@@ -8,6 +8,8 @@ page and prints its URL. Re-running reuses whatever is already there.
 import socket
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FuturesTimeout
 from functools import partial
 from http.server import ThreadingHTTPServer
 from pathlib import Path
@@ -47,13 +49,24 @@ def serve_app_in_background(**kwargs) -> tuple[ThreadingHTTPServer, str]:
 
 
 def hub_reachable(url: str = HUB_URL, timeout: float = 3.0) -> bool:
-    """True when a TCP connection to the Hub opens within `timeout` seconds."""
+    """True when a TCP connection to the Hub opens within `timeout` seconds (name lookup
+    included: it runs on a thread, since getaddrinfo ignores socket timeouts)."""
     parts = urlsplit(url)
+
+    def connect() -> bool:
+        try:
+            with socket.create_connection((parts.hostname, parts.port or 443), timeout=timeout):
+                return True
+        except OSError:
+            return False
+
+    pool = ThreadPoolExecutor(max_workers=1)
     try:
-        with socket.create_connection((parts.hostname, parts.port or 443), timeout=timeout):
-            return True
-    except OSError:
+        return pool.submit(connect).result(timeout=timeout + 0.5)
+    except FuturesTimeout:
         return False
+    finally:
+        pool.shutdown(wait=False)
 
 
 def choose_default_source(reachable: bool) -> tuple[str, str | None]:
