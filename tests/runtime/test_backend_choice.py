@@ -80,3 +80,30 @@ def test_an_unknown_dtype_or_backend_is_named(runtime_page, server, exported_mod
 
 def info_manifest_recommendation(page):
     return page.evaluate("() => window.clients.model.info.manifest.recommended_dtype")
+
+
+CHOOSE = """
+async ({manifest, request, probe}) => {
+  const {chooseBackend} = await import("/web/runtime/backend-selection.js");
+  try { return await chooseBackend(manifest, request, async () => probe); }
+  catch (e) { return {error: e.message}; }
+}
+"""
+F16_MANIFEST = {
+    "dtypes": {"fp32": {"requires": []}, "q4f16": {"requires": ["shader-f16"]}},
+    "recommended_dtype": {"wasm": "fp32", "webgpu": "q4f16"},
+}
+GPU_WITHOUT_F16 = {"available": True, "shaderF16": False, "adapterName": "test adapter", "reason": ""}
+GPU_WITH_F16 = {**GPU_WITHOUT_F16, "shaderF16": True}
+
+
+def test_a_dtype_that_needs_shader_f16_only_goes_to_webgpu_when_the_adapter_has_it(runtime_page):
+    choose = lambda request, probe: runtime_page.evaluate(CHOOSE, {"manifest": F16_MANIFEST, "request": request, "probe": probe})
+    with_f16 = choose({"backend": "auto"}, GPU_WITH_F16)
+    assert (with_f16["backend"], with_f16["dtype"]) == ("webgpu", "q4f16")
+    without = choose({"backend": "auto"}, GPU_WITHOUT_F16)
+    assert (without["backend"], without["dtype"]) == ("wasm", "fp32")
+    assert "lacks shader-f16" in without["reason"] and "using WASM, 2 threads" in without["reason"]
+    assert "lacks shader-f16" in choose({"backend": "webgpu"}, GPU_WITHOUT_F16)["error"]
+    fp32_on_gpu = choose({"backend": "auto", "dtype": "fp32"}, GPU_WITHOUT_F16)
+    assert (fp32_on_gpu["backend"], fp32_on_gpu["dtype"]) == ("webgpu", "fp32")
