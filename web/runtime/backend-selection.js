@@ -24,9 +24,13 @@ export async function probeWebGpu() {
   }
 }
 
+// Threads need SharedArrayBuffer, i.e. a cross-origin-isolated page. Half the
+// cores (2 to 4) leaves the page and the agent's worker room to run.
 export function wasmThreadCount() {
   const isolated = typeof crossOriginIsolated !== "undefined" && crossOriginIsolated;
-  return isolated ? 2 : 1;
+  if (!isolated) return 1;
+  const cores = (typeof navigator !== "undefined" && navigator.hardwareConcurrency) || 2;
+  return Math.min(4, Math.max(2, Math.ceil(cores / 2)));
 }
 
 function dtypeNeeds(manifest, dtype) {
