@@ -30,6 +30,9 @@ def episode_page(browser, open_guarded_page, app_server, exported_model, agent_b
             tool_call_text("files_read", name="packing.md"),
             "Your list has a tent and a headlamp.",
         ]},
+        {"match": "packing tips", "outputs": [
+            "Three tips:\n\n1. Pack **light**.\n2. Test the `stove` at home.\n\n```\nweight <= 10 kg\n```\n<b>not markup</b>",
+        ]},
         {"match": "think it over", "outputs": [
             "The user wants a considered answer. Weighing both sides.</think>\n\nAfter thinking: yes.",
         ]},
@@ -189,3 +192,15 @@ def test_tool_switches_change_what_the_model_sees(episode_page):
     # Back to how the other tests expect it.
     page.locator("#tool-toggles input[value='calculator']").check()
     page.get_by_label("Allow web fetches").uncheck()
+
+
+def test_answers_show_lists_emphasis_and_code_without_running_markup(episode_page):
+    page = episode_page
+    send(page, "Any packing tips?")
+    answer = page.locator(".message.assistant").last.locator(".answer")
+    answer.locator("pre.code-block").wait_for()
+    assert answer.locator("ol li").all_inner_texts() == ["Pack light.", "Test the stove at home."]
+    assert answer.locator("strong").inner_text() == "light"
+    assert answer.locator("li code").inner_text() == "stove"
+    assert answer.locator("pre.code-block").inner_text() == "weight <= 10 kg"
+    assert answer.locator("b").count() == 0 and "<b>not markup</b>" in answer.inner_text()

@@ -2,6 +2,7 @@
 import { el, icon } from "./dom.js";
 import { formatDuration, formatRate } from "./format.js";
 import { ICONS } from "./icons.js";
+import { renderMarkdown } from "./markdown.js";
 import { ToolCard } from "./tool-card.js";
 
 export class ChatView {
@@ -82,7 +83,7 @@ export class AssistantTurn {
     });
     block.part.text += delta;
     // Models often open with blank lines (after a closed think block): don't show them.
-    block.target.textContent = block.part.text.replace(/^\s+/, "");
+    block.target.replaceChildren(renderMarkdown(block.part.text.replace(/^\s+/, "")));
     this.scroll();
   }
 
