@@ -68,6 +68,12 @@ export class AssistantTurn {
       this.body, this.footer);
     this.cards = new Map();
     this.current = null; // the text or thinking block being streamed into
+    // Until the first words arrive (prefill can take a while on a CPU), say what is happening.
+    this.waiting = el("p", { class: "turn-waiting" }, "Reading the conversation…");
+    this.body.append(this.waiting);
+    this.waitingTimer = setTimeout(() => {
+      this.waiting.textContent = "Reading the conversation… the first reply on this device can take a minute.";
+    }, 8000);
     appendToLog(this.element);
     this.scroll = () => {
       const log = this.element.parentElement;
@@ -103,6 +109,7 @@ export class AssistantTurn {
   /** A call still being written by the model: a card with its name, arguments to come. */
   showFormingCall(index, name) {
     if (this.forming?.has(index)) return;
+    this.#stopWaiting();
     this.#closeThinking();
     this.current = null;
     this.forming ??= new Map();
@@ -115,6 +122,7 @@ export class AssistantTurn {
   }
 
   addToolCall({ id, name, arguments: args, index }) {
+    this.#stopWaiting();
     // The complete call replaces the card shown while it formed (same index, else same name).
     const formingEntry = [...(this.forming ?? [])].find(([i, c]) => i === index && c.record.name === name)
       || [...(this.forming ?? [])].find(([, c]) => c.record.name === name);
@@ -147,6 +155,7 @@ export class AssistantTurn {
   }
 
   showError(message, hint = "") {
+    this.#stopWaiting();
     this.#closeThinking();
     this.record.parts.push({ type: "error", text: message });
     this.body.append(el("div", { class: "notice error", role: "alert" },
@@ -155,6 +164,7 @@ export class AssistantTurn {
   }
 
   finish({ stats = null, stopped = false } = {}) {
+    this.#stopWaiting();
     this.#closeThinking();
     this.record.stats = stats;
     this.element.setAttribute("aria-busy", "false");
@@ -167,7 +177,13 @@ export class AssistantTurn {
     if (!this.record.parts.length && !stopped) this.appendText("(no answer)");
   }
 
+  #stopWaiting() {
+    clearTimeout(this.waitingTimer);
+    this.waiting.remove();
+  }
+
   #block(type, create) {
+    this.#stopWaiting();
     if (this.current?.part.type !== type) {
       if (type === "text") this.#closeThinking();
       const part = { type, text: "" };
