@@ -97,3 +97,14 @@ def test_a_model_that_cannot_load_says_what_happened_and_what_to_do(browser, ope
     page.screenshot(path=artifacts_dir / "product-load-error.png")
     context.close()
     guard.assert_clean()
+
+
+def test_dark_mode_follows_the_system(browser, open_guarded_page, app_server, listed_folder, artifacts_dir):
+    context, page, guard = open_page(browser, open_guarded_page, app_server, color_scheme="dark",
+                                     viewport={"width": 1280, "height": 800})
+    page.locator(".model-option").first.wait_for()
+    red, green, blue = [int(x) for x in page.evaluate("getComputedStyle(document.body).backgroundColor")[4:-1].split(",")]
+    assert max(red, green, blue) < 60, "a dark system theme gives a dark page"
+    page.screenshot(path=artifacts_dir / "product-shell-dark.png")
+    context.close()
+    guard.assert_clean()

@@ -196,9 +196,6 @@ export class AssistantSession extends EventTarget {
         }
         break;
       }
-      case "stats":
-        this.#takeStats(event.stats || event);
-        break;
       case "final":
         if (event.stats) this.#takeStats(event.stats);
         break;

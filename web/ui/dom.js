@@ -39,7 +39,7 @@ export function setChildren(node, ...children) {
   return appendChildren(node, children);
 }
 
-/** An inline SVG icon from static/icons/sprite.svg-style symbols defined in icons.js. */
+/** An inline SVG icon drawn from path data (see icons.js); decorative unless given a label. */
 export function icon(pathData, label) {
   const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
   svg.setAttribute("viewBox", "0 0 24 24");
