@@ -7,45 +7,18 @@ page and prints its URL. Re-running reuses whatever is already there.
 
 import socket
 import sys
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FuturesTimeout
-from functools import partial
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from botpsy_web import REPO_ROOT
-from botpsy_web.serve import DEFAULT_MODELS_DIR, BotpsyRequestHandler, list_models
+from botpsy_web.serve import DEFAULT_MODELS_DIR, list_models, serve_until_interrupted
 
 BOTPSY_SOURCE = "qvac/BotPsy-0.8B"
 STAND_IN_SOURCE = "smollm2-135m"
 HUB_URL = "https://huggingface.co"
 DEMO_DTYPES = ("fp32", "q8", "q4")
-
-
-class AppRequestHandler(BotpsyRequestHandler):
-    """The serve handler, plus `Service-Worker-Allowed: /` so web/sw.js may control the
-    whole site (offline use). Harmless if serve.py starts sending it itself."""
-
-    def end_headers(self):
-        if not any(b"Service-Worker-Allowed" in line for line in getattr(self, "_headers_buffer", [])):
-            self.send_header("Service-Worker-Allowed", "/")
-        super().end_headers()
-
-
-def make_app_server(host="127.0.0.1", port=8000, models_dir=DEFAULT_MODELS_DIR, quiet=True) -> ThreadingHTTPServer:
-    handler = type("Handler", (AppRequestHandler,), {"models_dir": Path(models_dir), "quiet": quiet})
-    server = ThreadingHTTPServer((host, port), partial(handler, directory=str(REPO_ROOT)))
-    server.daemon_threads = True
-    return server
-
-
-def serve_app_in_background(**kwargs) -> tuple[ThreadingHTTPServer, str]:
-    server = make_app_server(**{"port": 0, **kwargs})
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    host, port = server.server_address[:2]
-    return server, f"http://{host}:{port}"
 
 
 def hub_reachable(url: str = HUB_URL, timeout: float = 3.0) -> bool:
@@ -124,17 +97,5 @@ def run(args) -> int:
 
     bundle = build_agent_bundle()
     print(f"Agent bundle: {bundle.relative_to(REPO_ROOT)}")
-    try:
-        server = make_app_server(args.host, args.port, args.models, quiet=True)
-    except OSError as error:
-        print(f"error: cannot listen on {args.host}:{args.port}: {error.strerror}. Try --port with another number.")
-        return 2
-    host, port = server.server_address[:2]
-    print(f"\nBotPsy is ready: open http://{host}:{port}/ in Chromium or Chrome (Ctrl+C stops).", flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
-    return 0
+    return serve_until_interrupted(args.host, args.port, args.models, quiet=True,
+                                   ready_message="\nBotPsy is ready: open {url} in Chromium or Chrome (Ctrl+C stops).")

@@ -6,11 +6,11 @@
   our scripts, workers and model files.
 - Range requests serve slices of large model files.
 - `/models/` maps to the exported-models folder; `/models/index.json` lists it.
+- `Service-Worker-Allowed: /` lets the service worker in web/ control the whole site.
 """
 
 import json
 import mimetypes
-import os
 import re
 import threading
 from functools import partial
@@ -104,6 +104,8 @@ class BotpsyRequestHandler(SimpleHTTPRequestHandler):
         self.send_header("Access-Control-Allow-Origin", "*")
         self.send_header("Access-Control-Expose-Headers", "Content-Length, Content-Range, Accept-Ranges")
         self.send_header("Cache-Control", "no-cache")
+        # web/sw.js lives under /web/ but must control the whole site for offline use.
+        self.send_header("Service-Worker-Allowed", "/")
         super().end_headers()
 
     def _send_json(self, payload: dict):
@@ -232,14 +234,20 @@ def run(args) -> int:
 
     bundle = build_agent_bundle()
     print(f"botpsy-web: agent bundle {bundle.relative_to(REPO_ROOT)} is up to date")
-    try:
-        server = make_server(args.host, args.port, models_dir=args.models, quiet=False)
-    except OSError as error:
-        print(f"error: cannot listen on {args.host}:{args.port}: {error.strerror}. Try --port with another number.")
-        return 2
-    host, port = server.server_address[:2]
     print(f"botpsy-web: serving {REPO_ROOT} (models from {args.models})")
-    print(f"Open http://{host}:{port}/ in Chromium or Chrome.", flush=True)
+    return serve_until_interrupted(args.host, args.port, args.models, quiet=False,
+                                   ready_message="Open {url} in Chromium or Chrome (Ctrl+C stops).")
+
+
+def serve_until_interrupted(host: str, port: int, models_dir: Path, quiet: bool, ready_message: str) -> int:
+    """Listen, print ready_message (with {url}), serve until Ctrl+C. Exit status 2 when the port is taken."""
+    try:
+        server = make_server(host, port, models_dir=models_dir, quiet=quiet)
+    except OSError as error:
+        print(f"error: cannot listen on {host}:{port}: {error.strerror}. Try --port with another number.")
+        return 2
+    bound_host, bound_port = server.server_address[:2]
+    print(ready_message.format(url=f"http://{bound_host}:{bound_port}/"), flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -1,21 +1,15 @@
-"""Fixtures for the product tests: a server whose responses also allow the service worker
-at /web/sw.js to control the whole site, and helpers for looking at the page."""
+"""Fixtures for the product tests: the app server and helpers for looking at the page."""
 
 import json
 from pathlib import Path
 
 import pytest
 
-from botpsy_web.demo import serve_app_in_background
-
 
 @pytest.fixture(scope="session")
-def app_server(models_dir):
-    """Base URL of the app, with the service worker allowed at the root scope."""
-    httpd, base_url = serve_app_in_background(models_dir=models_dir)
-    yield base_url
-    httpd.shutdown()
-    httpd.server_close()
+def app_server(server):
+    """Base URL of the app (the shared test server: it allows the service worker at the root scope)."""
+    return server
 
 
 @pytest.fixture(scope="session")
