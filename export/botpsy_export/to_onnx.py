@@ -72,8 +72,18 @@ def _weight_bytes(model: onnx.ModelProto) -> int:
     return sum(tensor.ByteSize() for tensor in model.graph.initializer)
 
 
+def _all_tensors(model: onnx.ModelProto):
+    """Initializers and tensors held in node attributes (large Constants are external too)."""
+    yield from model.graph.initializer
+    for node in model.graph.node:
+        for attribute in node.attribute:
+            if attribute.HasField("t"):
+                yield attribute.t
+            yield from attribute.tensors
+
+
 def _has_external_data(model: onnx.ModelProto) -> bool:
-    return any(t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer)
+    return any(t.data_location == onnx.TensorProto.EXTERNAL for t in _all_tensors(model))
 
 
 def export_fp32(arch: Architecture, path: Path) -> list[Path]:
@@ -104,7 +114,7 @@ def _save_gathering_external_data(model: onnx.ModelProto, source_dir: Path, path
     model.ir_version = min(model.ir_version, MAX_IR_VERSION)
     data_path = path.parent / (path.name + "_data")
     with open(data_path, "wb") as data:
-        for tensor in model.graph.initializer:
+        for tensor in _all_tensors(model):
             if tensor.data_location != onnx.TensorProto.EXTERNAL:
                 continue
             info = {entry.key: entry.value for entry in tensor.external_data}
