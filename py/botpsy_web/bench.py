@@ -189,9 +189,12 @@ class EngineRuns:
         return results
 
     def record(self, key, results, summarize):
+        """The median under `key`, and every run's value under `key`_runs (to judge the spread)."""
         for engine, runs in results.items():
             if engine in self.figures and runs:
-                self.figures[engine][key] = statistics.median(summarize(run) for run in runs)
+                values = [summarize(run) for run in runs]
+                self.figures[engine][key] = statistics.median(values)
+                self.figures[engine][f"{key}_runs"] = values
 
     def close(self):
         for page in self.pages.values():
