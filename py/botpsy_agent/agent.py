@@ -68,6 +68,9 @@ class Agent:
         """Stop the running turn after the current generation; no further tool runs."""
         self._cancelled = True
 
+    def reset_cancel(self) -> None:
+        self._cancelled = False
+
     def new_chat(self) -> None:
         self.conversation.clear()
 
@@ -92,13 +95,20 @@ class Agent:
         specs = [tool.spec() for tool in self.active_tools()]
         return self.chat_format.render(messages, specs, self.context.settings.thinking)
 
-    async def run_turn(self, user_text: str) -> AsyncIterator[dict]:
+    async def run_turn(self, user_text: str, reset_cancel: bool = True) -> AsyncIterator[dict]:
+        """reset_cancel=False keeps a cancel() made before the turn began (the browser session
+        resets it itself, synchronously, when the page's request arrives: see begin_turn)."""
         self.conversation.add({"role": "user", "content": user_text})
         # Untrusted text read in an earlier turn is still in the prompt: it still counts.
         turn = {"read_untrusted": self.conversation.holds_untrusted_content()}
-        self._cancelled = False
+        if reset_cancel:
+            self._cancelled = False
         prompt, output = None, ""
         for step in range(1, self.options.max_steps + 1):
+            if self._cancelled and step == 1:  # stopped before the model said anything
+                self.conversation.add_assistant("", "", [])
+                yield {"type": "final", "text": "", "steps": 0, "cancelled": True}
+                return
             try:
                 prompt = self._next_prompt(prompt, output)
                 schemas = {tool.name: tool.parameters for tool in self.active_tools()}

@@ -42,6 +42,7 @@ def builtin_tools() -> list[Tool]:
 class AgentSession:
     def __init__(self, host: Any, chat_format: ChatFormat, include_builtin_tools: bool = True):
         self.host = bridge.connect(host)
+        self._begun = False  # begin_turn() ran for the coming run_turn
         self._emit = bridge.emit_to(self.host)
         context = ToolContext(store=bridge.BridgeStore(self.host), settings=Settings(),
                               fetch=bridge.bridge_fetch(self.host))
@@ -103,10 +104,21 @@ class AgentSession:
                 raise ValueError(f"dueReminders: {now_iso!r} needs a UTC offset (e.g. Z or +01:00)")
         return json.dumps(await due_reminders(self.agent.context.store, now))
 
+    def begin_turn(self, stopped: bool = False) -> None:
+        """Called synchronously when the page asks for a turn, before run_turn: forgets the
+        last turn's cancel, keeps a Stop the page saw before its request was sent (stopped),
+        and from here on every cancel() counts for this turn, even one that arrives before
+        run_turn's coroutine first runs."""
+        self.agent.reset_cancel()
+        if stopped:
+            self.agent.cancel()
+        self._begun = True
+
     async def run_turn(self, user_text: str) -> str:
         """Run one turn, emitting every event; returns the final event as JSON."""
         final = {"type": "final", "text": "", "steps": 0}
-        async for event in self.agent.run_turn(user_text):
+        begun, self._begun = self._begun, False
+        async for event in self.agent.run_turn(user_text, reset_cancel=not begun):
             self._emit(event)
             if event["type"] == "final":
                 final = event

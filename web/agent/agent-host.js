@@ -72,6 +72,7 @@ export class AgentHost {
     this.nextGeneration = 1;
     this.lastStats = null;
     this.running = false;
+    this.stopRequested = false;  // cancel() during this turn, possibly before Python began it
     this.toolList = [];
     this.conversation = null;
     this.queued = Promise.resolve();  // settings and tools sent before the next turn
@@ -137,9 +138,11 @@ export class AgentHost {
   async runTurn(userText) {
     if (this.running) throw new Error("a turn is already running; wait for it or cancel it");
     this.running = true;
+    this.stopRequested = false;
     try {
       await this.queued;
-      const {final, ...state} = await this.worker.call("runTurn", {text: String(userText)});
+      // A Stop while the settings were still on their way must not be lost.
+      const {final, ...state} = await this.worker.call("runTurn", {text: String(userText), stopped: this.stopRequested});
       this.#takeState(state);
       return final;
     } finally {
@@ -150,7 +153,14 @@ export class AgentHost {
 
   /** Stops the turn: the current generation ends within a token and no further tool runs. */
   cancel() {
+    if (this.running) this.stopRequested = true;
     this.worker.call("cancel").catch(() => {});
+    // A generation Python has started but the model worker has not been sent yet would
+    // escape model.cancel(): close every open one (leaving a generate cancels it).
+    for (const [handle, iterator] of this.generations) {
+      this.generations.delete(handle);
+      iterator.return?.().catch(() => {});
+    }
     return this.model.cancel?.();
   }
 

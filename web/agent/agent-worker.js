@@ -57,8 +57,10 @@ const handlers = {
     requireSession().set_settings(JSON.stringify(settings));
     return {tools: JSON.parse(session.tool_names())};  // which tools are enabled may have changed
   },
-  async runTurn({text}) {
-    const final = JSON.parse(await requireSession().run_turn(text));
+  async runTurn({text, stopped = false}) {
+    // begin_turn runs now, before any later "cancel" message: a Stop is never lost.
+    requireSession().begin_turn(Boolean(stopped));
+    const final = JSON.parse(await session.run_turn(text));
     return {final, ...state()};
   },
   cancel() { session?.cancel(); },
