@@ -6,7 +6,13 @@ generation to cancel yet, so the turn ran on to maxTokens for up to maxSteps ste
 (thousands of events after Stop). Every stopped turn must now end cancelled, and no
 event may arrive after its final event."""
 
+import asyncio
+import json
+from pathlib import Path
+
 import pytest
+
+from botpsy_agent.browser_session import create_session
 
 PAGE = "/tests/pages/agent-host.html"
 
@@ -68,3 +74,58 @@ def test_the_turn_after_a_stop_runs_normally(sampled_agent_page):
     }""" % MAX_TOKENS)
     assert result["final"].get("cancelled") is None and result["final"]["steps"] == 1, result["final"]
     assert result["events"][-1] == "final" and len(result["events"]) > 1, result["events"]
+
+
+# --- the same rule in the browser session, under CPython with a fake host --------------------
+
+class ChattyHost:
+    """A host whose model says `words` one at a time; records the prompts it was given."""
+
+    def __init__(self, words=("one ", "two ", "three")):
+        self.words, self.prompts, self.events = list(words), [], []
+
+    def generate_start(self, prompt, options_json):
+        self.prompts.append(prompt)
+        self.pending = iter(self.words)
+        return len(self.prompts)
+
+    async def generate_next(self, handle):
+        return next(self.pending, None)
+
+    def emit(self, event_json):
+        self.events.append(json.loads(event_json))
+
+
+def chatty_session(host):
+    manifest = {"tool_call_format": "qwen3_coder_xml", "chat_template_supports_tools": True}
+    template = (Path(__file__).parent / "templates" / "qwen35_style.jinja").read_text()
+    return create_session(host, json.dumps({"chat_template": template}), json.dumps(manifest), False)
+
+
+def test_a_stop_seen_before_the_turn_began_is_kept():
+    host = ChattyHost()
+    session = chatty_session(host)
+    session.begin_turn(stopped=True)
+    final = json.loads(asyncio.run(session.run_turn("hello")))
+    assert final == {"type": "final", "text": "", "steps": 0, "cancelled": True}
+    assert host.prompts == []  # the model was never asked
+    assert [m["role"] for m in session.agent.export_conversation()["messages"]] == ["user", "assistant"]
+
+
+def test_a_cancel_between_begin_and_run_counts_and_the_next_turn_runs():
+    host = ChattyHost()
+    session = chatty_session(host)
+    session.begin_turn()
+    session.cancel()  # arrives before run_turn's coroutine first runs
+    assert json.loads(asyncio.run(session.run_turn("first")))["cancelled"] is True
+    session.begin_turn()  # the next turn forgets the last Stop
+    final = json.loads(asyncio.run(session.run_turn("second")))
+    assert final["text"] == "one two three" and "cancelled" not in final
+    assert len(host.prompts) == 1
+
+
+def test_run_turn_without_begin_still_starts_fresh():
+    session = chatty_session(ChattyHost())
+    session.cancel()  # a Stop left over from an earlier turn
+    final = json.loads(asyncio.run(session.run_turn("hi")))
+    assert final["text"] == "one two three" and "cancelled" not in final
