@@ -168,9 +168,16 @@ def exported_model(models_dir):
         if not manifest.is_file():
             from botpsy_export.api import export_model
 
-            if out_dir.exists():
-                shutil.rmtree(out_dir)
-            export_model(name, out_dir, dtypes=TEST_DTYPES, verify=True, progress=False)
+            # Export beside the target and rename at the end, so a run sharing
+            # BOTPSY_TEST_MODELS never sees (or deletes) a half-written folder.
+            partial = models_dir / f".{name}.partial-{os.getpid()}"
+            shutil.rmtree(partial, ignore_errors=True)
+            export_model(name, partial, dtypes=TEST_DTYPES, verify=True, progress=False)
+            if manifest.is_file():  # another run finished first
+                shutil.rmtree(partial)
+            else:
+                shutil.rmtree(out_dir, ignore_errors=True)
+                partial.rename(out_dir)
         done[name] = out_dir
         return out_dir
 
