@@ -13,6 +13,7 @@ from typing import ClassVar
 
 import onnx
 
+from .per_token_activations import quantize_activations_per_token
 from .to_onnx import save_model
 
 
@@ -39,11 +40,13 @@ class Fp32:
 
 @dataclass(frozen=True)
 class DynamicInt8:
-    """q8: int8 weights, activations quantized at run time (DynamicQuantizeLinear + MatMulInteger).
+    """q8: int8 weights, activations quantized at run time (MatMulInteger).
 
     The embedding becomes an int8 Gather + DequantizeLinear. Runs on onnxruntime-web WASM.
-    `smoothing_alpha` (None: off) rescales the model first (`smoothing.py`): activations
-    are quantized per tensor, and outlier channels otherwise dominate their range.
+    `per_token_activations` gives each token its own activation scale
+    (`per_token_activations.py`), so a token's logits do not depend on how the prompt was
+    split into calls (needed for token-identical prefix reuse). `smoothing_alpha` (None: off)
+    rescales the model first (`smoothing.py`): outlier channels otherwise dominate a token's range.
     """
 
     name: ClassVar[str] = "q8"
@@ -51,17 +54,21 @@ class DynamicInt8:
     per_channel: bool = True
     quantize_embedding: bool = True
     smoothing_alpha: float | None = 0.8
+    per_token_activations: bool = True
 
     def __post_init__(self):
-        if not isinstance(self.per_channel, bool) or not isinstance(self.quantize_embedding, bool):
-            raise TypeError("DynamicInt8: per_channel and quantize_embedding must be bools")
+        flags = (self.per_channel, self.quantize_embedding, self.per_token_activations)
+        if not all(isinstance(flag, bool) for flag in flags):
+            raise TypeError("DynamicInt8: per_channel, quantize_embedding and per_token_activations must be bools")
         alpha = self.smoothing_alpha
         if alpha is not None and not (isinstance(alpha, float) and 0.0 < alpha < 1.0):
             raise ValueError(f"DynamicInt8: smoothing_alpha must be None or a float in (0, 1), got {alpha!r}")
 
     def describe(self) -> str:
         smoothing = f", smoothed alpha {self.smoothing_alpha}" if self.smoothing_alpha else ""
-        return f"int8 dynamic MatMulInteger ({'per-channel' if self.per_channel else 'per-tensor'}{smoothing})"
+        activations = "per-token" if self.per_token_activations else "per-tensor"
+        weights = "per-channel" if self.per_channel else "per-tensor"
+        return f"int8 dynamic MatMulInteger ({weights} weights, {activations} activations{smoothing})"
 
     def quantize(self, fp32_path: Path, out_path: Path) -> list[Path]:
         from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -74,7 +81,10 @@ class DynamicInt8:
                 weight_type=QuantType.QInt8, use_external_data_format=True,
                 extra_options={"MatMulConstBOnly": True},
             )
-            return save_model(onnx.load(scratch_path), out_path)
+            model = onnx.load(scratch_path)
+            if self.per_token_activations:
+                quantize_activations_per_token(model)
+            return save_model(model, out_path)
 
 
 @dataclass(frozen=True)

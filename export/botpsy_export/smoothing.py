@@ -1,6 +1,6 @@
 """SmoothQuant-style rescaling before int8 dynamic quantization.
 
-q8 quantizes activations per tensor at run time, so a few outlier channels flatten every
+q8 quantizes activations at run time (one scale per token), so a few outlier channels flatten every
 other channel to a handful of levels. Dividing an input channel j by s_j where it is produced
 (a norm weight, an up_proj row) and multiplying the consumers' weight column j by s_j leaves
 the function unchanged but moves the outliers into the weights, which int8 per-channel handles:
