@@ -13,7 +13,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from botpsy_web import REPO_ROOT
-from botpsy_web.serve import DEFAULT_MODELS_DIR, list_models, serve_until_interrupted
+from botpsy_web.serve import DEFAULT_MODELS_DIR, list_models, node_modules_missing, serve_until_interrupted
 
 BOTPSY_SOURCE = "qvac/BotPsy-0.8B"
 STAND_IN_SOURCE = "smollm2-135m"
@@ -84,8 +84,7 @@ def register(subparsers):
 
 
 def run(args) -> int:
-    if not (REPO_ROOT / "node_modules" / "onnxruntime-web").is_dir():
-        print("error: node_modules is missing: run `npm ci --ignore-scripts` in the repository first")
+    if node_modules_missing():
         return 2
     args.models.mkdir(parents=True, exist_ok=True)
     try:

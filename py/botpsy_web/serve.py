@@ -226,9 +226,16 @@ def register(subparsers):
     parser.set_defaults(func=run)
 
 
+def node_modules_missing() -> bool:
+    """True (after saying what to do) when the npm runtimes the page loads are not installed."""
+    if (REPO_ROOT / "node_modules" / "onnxruntime-web").is_dir():
+        return False
+    print("error: node_modules is missing: run `npm ci --ignore-scripts` in the repository first")
+    return True
+
+
 def run(args) -> int:
-    if not (REPO_ROOT / "node_modules" / "onnxruntime-web").is_dir():
-        print("error: node_modules is missing: run `npm ci --ignore-scripts` in the repository first")
+    if node_modules_missing():
         return 2
     from botpsy_web.build_py import build_agent_bundle
 
