@@ -59,3 +59,27 @@ def cached_attention(query, key, value, past_key, past_value, attention_mask, po
 
 def gated_mlp(x, gate_proj, up_proj, down_proj):
     return down_proj(F.silu(gate_proj(x)) * up_proj(x))
+
+
+class DecoderGraph(torch.nn.Module):
+    """What every decoder graph shares: the HF decoder, its RoPE tables and an untied LM head."""
+
+    def __init__(self, model):
+        super().__init__()
+        config = model.config
+        self.decoder = model.model
+        self.eps = config.rms_norm_eps
+        self.heads = config.num_attention_heads
+        self.kv_heads = config.num_key_value_heads
+        self.head_dim = getattr(config, "head_dim", None) or config.hidden_size // self.heads
+        rotary = self.decoder.rotary_emb
+        self.register_buffer("inv_freq", rotary.inv_freq.detach().clone().float(), persistent=False)
+        self.rope_scaling = float(getattr(rotary, "attention_scaling", 1.0))
+        # Untied copy: the head is quantized separately from the embedding table.
+        self.lm_head_weight = torch.nn.Parameter(model.lm_head.weight.detach().clone(), requires_grad=False)
+
+    def embed(self, input_ids, position_ids):
+        """Token embeddings and the (cos, sin) RoPE tables for these positions."""
+        hidden = F.embedding(input_ids, self.decoder.embed_tokens.weight)
+        return hidden, rope_tables(position_ids, self.inv_freq, self.rope_scaling)
+

@@ -1,32 +1,16 @@
 """Llama-family decoders (SmolLM2): RMSNorm, full RoPE, grouped-query attention, SwiGLU."""
 
-import torch
 import torch.nn.functional as F
 
 from ..smoothing import SmoothGroup, divide_linear_rows, divide_norm_weight
 from . import register
 from .base import Architecture, attention_state_specs
-from .blocks import apply_rope, cached_attention, gated_mlp, rms_norm, rope_tables
+from .blocks import DecoderGraph, apply_rope, cached_attention, gated_mlp, rms_norm
 
 
-class LlamaGraph(torch.nn.Module):
-    def __init__(self, model):
-        super().__init__()
-        config = model.config
-        self.decoder = model.model
-        self.eps = config.rms_norm_eps
-        self.heads = config.num_attention_heads
-        self.kv_heads = config.num_key_value_heads
-        self.head_dim = getattr(config, "head_dim", None) or config.hidden_size // self.heads
-        rotary = self.decoder.rotary_emb
-        self.register_buffer("inv_freq", rotary.inv_freq.detach().clone().float(), persistent=False)
-        self.rope_scaling = float(getattr(rotary, "attention_scaling", 1.0))
-        # Untied copy: the head is quantized separately from the embedding table.
-        self.lm_head_weight = torch.nn.Parameter(model.lm_head.weight.detach().clone(), requires_grad=False)
-
+class LlamaGraph(DecoderGraph):
     def forward(self, input_ids, attention_mask, position_ids, *past):
-        hidden = F.embedding(input_ids, self.decoder.embed_tokens.weight)
-        cos, sin = rope_tables(position_ids, self.inv_freq, self.rope_scaling)
+        hidden, (cos, sin) = self.embed(input_ids, position_ids)
         presents = []
         for index, layer in enumerate(self.decoder.layers):
             attn = layer.self_attn

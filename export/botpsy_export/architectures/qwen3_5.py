@@ -14,7 +14,7 @@ from ..contrib_ops import CausalConvWithState, GatedDeltaRule
 from ..smoothing import SmoothGroup, divide_linear_rows, divide_norm_weight
 from . import register
 from .base import Architecture, StateSpec, attention_state_specs
-from .blocks import apply_rope, cached_attention, gated_mlp, rms_norm, rope_tables
+from .blocks import DecoderGraph, apply_rope, cached_attention, gated_mlp, rms_norm
 
 LINEAR = "linear_attention"
 
@@ -31,29 +31,18 @@ def repeat_heads(x, repeats):
     return x[:, :, :, None, :].expand(-1, -1, -1, repeats, -1).reshape(1, -1, heads * repeats, dim)
 
 
-class Qwen35Graph(torch.nn.Module):
+class Qwen35Graph(DecoderGraph):
     def __init__(self, model):
-        super().__init__()
+        super().__init__(model)
         config = model.config
-        self.decoder = model.model
         self.layer_types = list(config.layer_types)
-        self.eps = config.rms_norm_eps
-        self.heads = config.num_attention_heads
-        self.kv_heads = config.num_key_value_heads
-        self.head_dim = config.head_dim
         self.k_heads = config.linear_num_key_heads
         self.v_heads = config.linear_num_value_heads
         self.k_dim = config.linear_key_head_dim
         self.v_dim = config.linear_value_head_dim
-        rotary = self.decoder.rotary_emb
-        self.register_buffer("inv_freq", rotary.inv_freq.detach().clone().float(), persistent=False)
-        self.rope_scaling = float(getattr(rotary, "attention_scaling", 1.0))
-        # Untied copy: the head is quantized separately from the embedding table.
-        self.lm_head_weight = torch.nn.Parameter(model.lm_head.weight.detach().clone(), requires_grad=False)
 
     def forward(self, input_ids, attention_mask, position_ids, *past):
-        hidden = F.embedding(input_ids, self.decoder.embed_tokens.weight)
-        cos, sin = rope_tables(position_ids, self.inv_freq, self.rope_scaling)
+        hidden, (cos, sin) = self.embed(input_ids, position_ids)
         presents = []
         for index, layer in enumerate(self.decoder.layers):
             x = rms_norm(hidden, layer.input_layernorm.weight, self.eps, 1.0)
