@@ -30,5 +30,5 @@ def format_summary(manifest: dict, out_dir) -> str:
     others = sorted(f for f in files if not f.startswith("onnx/"))
     lines.append("")
     lines.append("other files: " + ", ".join(f"{f} ({_size(files[f]['size'])})" for f in others))
-    lines.append(f"recommended dtype: " + ", ".join(f"{k} -> {v}" for k, v in manifest["recommended_dtype"].items()))
+    lines.append("recommended dtype: " + ", ".join(f"{k} -> {v}" for k, v in manifest["recommended_dtype"].items()))
     return "\n".join(lines)
