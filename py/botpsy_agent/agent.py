@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, AsyncIterator, Awaitable, Callable, Protocol
+from typing import AsyncIterator, Awaitable, Callable, Protocol
 
 from .chat_format import ChatFormat, prompt_leaves_thinking_open
 from .conversation import Conversation

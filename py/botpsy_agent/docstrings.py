@@ -22,6 +22,7 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     arguments: dict[str, str] = {}
     section = None
     current = None
+    arguments_indent = 0
     for line in lines:
         header = _SECTION_HEADER.match(line)
         if header and not line.startswith((" ", "\t")):
