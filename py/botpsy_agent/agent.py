@@ -13,6 +13,7 @@ failing model or template ends the turn with an "error" event.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field, replace
 from typing import AsyncIterator, Awaitable, Callable, Protocol
@@ -115,10 +116,13 @@ class Agent:
                 parser = ModelOutputParser(self.chat_format.tool_call_format, schemas,
                                            thinking=prompt_leaves_thinking_open(prompt))
                 pieces = []
-                async for chunk in self.model.generate(prompt, self._generation_options()):
-                    pieces.append(chunk)
-                    for event in _stream_events(parser.feed(chunk)):
-                        yield event
+                # aclosing: an error while handling a chunk closes the model's stream at once,
+                # so the model stops generating instead of running on to max_tokens.
+                async with contextlib.aclosing(self.model.generate(prompt, self._generation_options())) as stream:
+                    async for chunk in stream:
+                        pieces.append(chunk)
+                        for event in _stream_events(parser.feed(chunk)):
+                            yield event
                 output = "".join(pieces)
                 for event in _stream_events(parser.finish()):
                     yield event

@@ -6,6 +6,7 @@ numbers, booleans and None cross the boundary (structured data travels as JSON):
 
     generate_start(prompt, options_json) -> handle        start a model generation
     generate_next(handle) -> str | None                   next text chunk, None at the end
+    generate_close(handle)                                stop a generation left before its end
     store_get(collection, key) -> json | None             IndexedDB
     store_put(collection, key, json)
     store_delete(collection, key) -> bool
@@ -68,11 +69,17 @@ class BridgeModel:
 
     async def generate(self, prompt: str, options: dict) -> AsyncIterator[str]:
         handle = await _result(self.host.generate_start(prompt, json.dumps(options)))
-        while True:
-            chunk = await _result(self.host.generate_next(handle))
-            if chunk is None:
-                return
-            yield str(chunk)
+        finished = False
+        try:
+            while True:
+                chunk = await _result(self.host.generate_next(handle))
+                if chunk is None:
+                    finished = True
+                    return
+                yield str(chunk)
+        finally:
+            if not finished:  # left early (an error, a stop): the page must stop generating too
+                await _result(self.host.generate_close(handle))
 
 
 class BridgeStore(Store):

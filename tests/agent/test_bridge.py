@@ -22,6 +22,7 @@ class FakeHost:
         self.approve = approve
         self.records = {}
         self.events, self.confirmations, self.generations, self.fetched, self.host_calls = [], [], [], [], []
+        self.closed = []
 
     def generate_start(self, prompt, options_json):  # answers at once, like the JS host
         self.generations.append((prompt, json.loads(options_json)))
@@ -31,6 +32,9 @@ class FakeHost:
 
     async def generate_next(self, handle):
         return next(self.pending, None)
+
+    async def generate_close(self, handle):
+        self.closed.append(handle)
 
     async def store_get(self, collection, key):
         return self.records.get((collection, key))

@@ -92,6 +92,9 @@ class ChattyHost:
     async def generate_next(self, handle):
         return next(self.pending, None)
 
+    async def generate_close(self, handle):
+        pass
+
     def emit(self, event_json):
         self.events.append(json.loads(event_json))
 

@@ -97,6 +97,14 @@ export class AgentHost {
         if (done) { this.generations.delete(handle); return null; }
         return value.text ?? "";
       },
+      // Python left a generation before its end (an error while handling a chunk):
+      // leaving the stream cancels it in the model worker.
+      generateClose: async ({handle}) => {
+        const iterator = this.generations.get(handle);
+        this.generations.delete(handle);
+        await iterator?.return?.();
+        return null;
+      },
       confirm: async ({requestJson}) => {
         if (!this.confirmCallback) return JSON.stringify({approved: false});
         const answer = await this.confirmCallback(JSON.parse(requestJson));

@@ -16,6 +16,7 @@ function capabilities() {
   return {
     generate_start: (prompt, optionsJson) => page.call("generateStart", {prompt, options: JSON.parse(optionsJson)}),
     generate_next: async (handle) => (await page.call("generateNext", {handle})) ?? undefined,
+    generate_close: (handle) => page.call("generateClose", {handle}),
     store_get: (collection, key) => store.get(collection, key),
     store_put: (collection, key, json) => store.put(collection, key, json),
     store_delete: (collection, key) => store.delete(collection, key),
