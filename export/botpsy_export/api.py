@@ -13,7 +13,7 @@ from .folder import MANIFEST, describe_files, write_json, write_model_configs, w
 from .progress import Progress
 from .quantize import variant_for
 from .sources import LoadedSource, load_source
-from .to_onnx import export_fp32
+from .to_onnx import export_fp32, model_input_names
 
 FORMAT_VERSION = 1
 # Preferred dtype per backend, best first, among the dtypes exported. WASM: int8 dynamic
@@ -176,7 +176,7 @@ def _manifest(loaded, arch, out, dtypes, graph_files, verification) -> dict:
         "dtypes": dtype_entries,
         "recommended_dtype": {backend: next(d for d in order if d in dtypes)
                               for backend, order in BACKEND_PREFERENCES.items()},
-        "inputs": {"input_ids": "input_ids", "attention_mask": "attention_mask", "position_ids": "position_ids"},
+        "inputs": {name: name for name in model_input_names(arch)},
         "outputs": {"logits": "logits"},
         "cache": [spec.manifest_entry() for spec in arch.state_specs()],
         "vocab_size": arch.config.vocab_size,

@@ -15,7 +15,20 @@ class OnnxStepper:
         options.log_severity_level = 3
         self.session = ort.InferenceSession(str(graph_path), options, providers=["CPUExecutionProvider"])
         self.specs = state_specs
+        self.position_rows = self._position_rows()
         self.reset()
+
+    def _position_rows(self) -> int:
+        """Read from the graph, not the architecture: 0 when it takes no position_ids,
+        1 for [1, seq], n for [n, 1, seq] (multi-axis RoPE)."""
+        shape = next((i.shape for i in self.session.get_inputs() if i.name == "position_ids"), None)
+        if shape is None:
+            return 0
+        if len(shape) == 2:
+            return 1
+        if len(shape) == 3 and isinstance(shape[0], int):
+            return shape[0]
+        raise ValueError(f"the graph's position_ids has shape {shape}; expected [1, seq] or [n, 1, seq]")
 
     def reset(self):
         self.states = [np.zeros(spec.shape, dtype=np.float32) for spec in self.specs]
@@ -28,15 +41,23 @@ class OnnxStepper:
         states, self.length = snapshot
         self.states = [s.copy() for s in states]
 
-    def feed(self, token_ids) -> np.ndarray:
-        """Run the new tokens; returns the last position's logits [vocab]."""
+    def input_feeds(self, token_ids) -> dict:
+        """input_ids, attention_mask and (when the graph takes it) position_ids for new tokens
+        after the `length` processed ones; the cache states are not included."""
         ids = np.asarray(token_ids, dtype=np.int64).reshape(1, -1)
         count = ids.shape[1]
-        feeds = {
-            "input_ids": ids,
-            "attention_mask": np.ones((1, self.length + count), dtype=np.int64),
-            "position_ids": np.arange(self.length, self.length + count, dtype=np.int64)[None],
-        }
+        feeds = {"input_ids": ids, "attention_mask": np.ones((1, self.length + count), dtype=np.int64)}
+        if self.position_rows:
+            positions = np.arange(self.length, self.length + count, dtype=np.int64)[None]
+            if self.position_rows > 1:
+                positions = np.broadcast_to(positions, (self.position_rows, 1, count)).copy()
+            feeds["position_ids"] = positions
+        return feeds
+
+    def feed(self, token_ids) -> np.ndarray:
+        """Run the new tokens; returns the last position's logits [vocab]."""
+        feeds = self.input_feeds(token_ids)
+        count = feeds["input_ids"].shape[1]
         feeds.update({spec.input: state for spec, state in zip(self.specs, self.states)})
         logits, *self.states = self.session.run(None, feeds)
         self.length += count

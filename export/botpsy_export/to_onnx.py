@@ -18,8 +18,13 @@ TRACE_PAST_LENGTH = 3
 TRACE_NEW_TOKENS = 2
 
 
+def model_input_names(arch: Architecture) -> list[str]:
+    """The graph's inputs other than the cache (the manifest's `inputs`)."""
+    return ["input_ids", "attention_mask"] + (["position_ids"] if arch.takes_position_ids else [])
+
+
 def graph_input_names(arch: Architecture) -> list[str]:
-    return ["input_ids", "attention_mask", "position_ids"] + [s.input for s in arch.state_specs()]
+    return model_input_names(arch) + [s.input for s in arch.state_specs()]
 
 
 def graph_output_names(arch: Architecture) -> list[str]:
@@ -34,17 +39,16 @@ def _example_inputs(arch: Architecture):
         if spec.seq_axis is not None:
             shape[spec.seq_axis] = past
         states.append(torch.randn(shape) * 0.1)
-    return (
-        torch.tensor([[5, 7]], dtype=torch.long)[:, :new],
-        torch.ones(1, past + new, dtype=torch.long),
-        torch.arange(past, past + new, dtype=torch.long)[None],
-        *states,
-    )
+    inputs = [torch.tensor([[5, 7]], dtype=torch.long)[:, :new], torch.ones(1, past + new, dtype=torch.long)]
+    if arch.takes_position_ids:
+        inputs.append(torch.arange(past, past + new, dtype=torch.long)[None])
+    return (*inputs, *states)
 
 
 def _dynamic_axes(arch: Architecture) -> dict:
-    axes = {"input_ids": {1: "sequence"}, "attention_mask": {1: "total_sequence"},
-            "position_ids": {1: "sequence"}}
+    axes = {"input_ids": {1: "sequence"}, "attention_mask": {1: "total_sequence"}}
+    if arch.takes_position_ids:
+        axes["position_ids"] = {1: "sequence"}
     for spec in arch.state_specs():
         if spec.seq_axis is not None:
             axes[spec.input] = {spec.seq_axis: "past_sequence"}

@@ -27,8 +27,9 @@ def test_manifest_has_every_contract_field(any_model):
                 "message_boundary_token_ids", "tool_call_format", "chat_template_supports_tools",
                 "verification"):
         assert key in manifest, key
-    assert manifest["inputs"] == {"input_ids": "input_ids", "attention_mask": "attention_mask",
-                                  "position_ids": "position_ids"}
+    assert manifest["inputs"]["input_ids"] == "input_ids"
+    assert manifest["inputs"]["attention_mask"] == "attention_mask"
+    assert set(manifest["inputs"]) <= {"input_ids", "attention_mask", "position_ids"}
     assert manifest["outputs"] == {"logits": "logits"}
     assert set(manifest["recommended_dtype"]) == {"wasm", "webgpu"}
     assert set(manifest["recommended_dtype"].values()) <= set(manifest["dtypes"])
@@ -61,10 +62,10 @@ def test_cache_entries_match_graph_inputs_and_outputs(any_model):
         graph = load_graph_without_weights(any_model / entry["file"]).graph
         inputs = {i.name: i for i in graph.input}
         outputs = {o.name: o for o in graph.output}
-        assert [i.name for i in graph.input] == ["input_ids", "attention_mask", "position_ids"] + \
+        assert [i.name for i in graph.input] == list(manifest["inputs"].values()) + \
             [c["input"] for c in cache], dtype
         assert [o.name for o in graph.output] == ["logits"] + [c["output"] for c in cache], dtype
-        for name in ("input_ids", "attention_mask", "position_ids"):
+        for name in manifest["inputs"].values():
             assert inputs[name].type.tensor_type.elem_type == onnx.TensorProto.INT64
         assert _dims(outputs["logits"]) == [1, 1, manifest["vocab_size"]]
         for c in cache:

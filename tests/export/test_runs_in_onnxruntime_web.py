@@ -43,11 +43,9 @@ def test_tiny_qwen_prefill_then_decode_in_web_matches_native(tiny_qwen, dtype, t
     graph = tiny_qwen / manifest["dtypes"][dtype]["file"]
     native = OnnxStepper(graph, _specs(manifest))
     native.feed(PROMPT)  # 7 tokens in one call; the web run resumes from these states
+    feeds = native.input_feeds([99])
     expected = native.feed([99])
 
-    feeds = {"input_ids": np.array([[99]], dtype=np.int64),
-             "attention_mask": np.ones((1, len(PROMPT) + 1), dtype=np.int64),
-             "position_ids": np.array([[len(PROMPT)]], dtype=np.int64)}
     for spec, state in zip(native.specs, _states_after_prompt(graph, manifest)):
         feeds[spec.input] = state
     web = _run_web(graph, feeds, tmp_path)

@@ -37,7 +37,7 @@ class Architecture:
 
     The graph module's forward is (input_ids, attention_mask, position_ids, *past_states)
     -> (logits [1, 1, vocab] of the last position, *present_states), states in
-    `state_specs()` order.
+    `state_specs()` order; without position_ids when `takes_position_ids` is False.
     """
 
     name: ClassVar[str]
@@ -45,6 +45,7 @@ class Architecture:
     tool_call_format: ClassVar[str | None] = None
     uses_contrib_ops: ClassVar[bool] = False  # graph holds com.microsoft ops
     chat_template_supports_tools: ClassVar[bool] = False
+    takes_position_ids: ClassVar[bool] = True  # else positions come from attention_mask inside the graph
 
     def __init__(self, model, tokenizer):
         self.model = model.eval()

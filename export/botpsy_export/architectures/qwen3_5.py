@@ -31,6 +31,18 @@ def repeat_heads(x, repeats):
     return x[:, :, :, None, :].expand(-1, -1, -1, repeats, -1).reshape(1, -1, heads * repeats, dim)
 
 
+def positions_of_new_tokens(input_ids, attention_mask):
+    """Positions [1, T] of the T new tokens: the attended tokens before them, counted from the mask.
+
+    The graph takes no position_ids: transformers.js 4.3.2 feeds Qwen-VL-family graphs
+    (qwen3_5 among them) wrong decode positions (past + 2 x prompt length, for text-only
+    input), so the graph counts for itself; with an all-ones mask this is past .. past+T-1.
+    """
+    new = torch.ones_like(input_ids).cumsum(-1)
+    before = attention_mask.sum(-1, keepdim=True) - new[:, -1:]
+    return before + new - 1
+
+
 class Qwen35Graph(DecoderGraph):
     def __init__(self, model):
         super().__init__(model)
@@ -41,7 +53,8 @@ class Qwen35Graph(DecoderGraph):
         self.k_dim = config.linear_key_head_dim
         self.v_dim = config.linear_value_head_dim
 
-    def forward(self, input_ids, attention_mask, position_ids, *past):
+    def forward(self, input_ids, attention_mask, *past):
+        position_ids = positions_of_new_tokens(input_ids, attention_mask)
         hidden, (cos, sin) = self.embed(input_ids, position_ids)
         presents = []
         for index, layer in enumerate(self.decoder.layers):
@@ -110,6 +123,7 @@ class Qwen35Architecture(Architecture):
     tool_call_format = "qwen3_coder_xml"
     uses_contrib_ops = True
     chat_template_supports_tools = True
+    takes_position_ids = False  # see positions_of_new_tokens
 
     @classmethod
     def load_pretrained(cls, folder):

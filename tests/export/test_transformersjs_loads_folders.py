@@ -1,0 +1,110 @@
+"""An exported folder also runs in transformers.js 4.3.2 (node_modules, no CDN, no Hub):
+loaded from the test server in Chromium, its greedy tokens are those of onnxruntime in
+Python on the same graph, for the hybrid Qwen3.5 architecture and for Llama."""
+
+import numpy as np
+import pytest
+
+from botpsy_export.architectures import StateSpec
+from botpsy_export.runner import OnnxStepper
+from botpsy_web.verify_browser import HARNESS_PATH, tokenize_prompts
+
+from .conftest import BUILTIN_MODELS, load_graph_without_weights, read_manifest
+
+PROMPTS = (
+    "<|im_start|>user\nName three colours of the sea.<|im_end|>\n<|im_start|>assistant\n",
+    "def fibonacci(n):\n",
+)
+NEW_TOKENS = 16
+TRANSFORMERS_JS = "/node_modules/@huggingface/transformers/dist/transformers.min.js"
+ITS_ONNXRUNTIME_WEB = "/node_modules/@huggingface/transformers/node_modules/onnxruntime-web/dist/"
+
+# Loads one folder with transformers.js (offline) and generates greedily from token ids.
+GREEDY_IN_TRANSFORMERS_JS = """
+async ({library, wasmPaths, modelId, dtype, prompts, newTokens}) => {
+  const {AutoModelForCausalLM, AutoTokenizer, Tensor, env} = await import(library);
+  env.allowRemoteModels = false;
+  env.allowLocalModels = true;
+  env.useBrowserCache = false;
+  env.localModelPath = "/models/";
+  env.backends.onnx.wasm.wasmPaths = wasmPaths;
+  const tokenizer = await AutoTokenizer.from_pretrained(modelId);
+  const model = await AutoModelForCausalLM.from_pretrained(modelId, {dtype, device: "wasm"});
+  try {
+    const runs = [];
+    for (const text of prompts) {
+      const ids = tokenizer.encode(text, {add_special_tokens: false});
+      const output = await model.generate({
+        input_ids: new Tensor("int64", BigInt64Array.from(ids, BigInt), [1, ids.length]),
+        attention_mask: new Tensor("int64", new BigInt64Array(ids.length).fill(1n), [1, ids.length]),
+        max_new_tokens: newTokens, do_sample: false,
+      });
+      runs.push({promptIds: ids, tokens: Array.from(output.data, Number).slice(ids.length)});
+    }
+    return {modelClass: model.constructor.name, runs};
+  } finally {
+    await model.dispose();
+  }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def blank_page(browser, open_guarded_page, server):
+    """A page of the test server (cross-origin isolated) that requests nothing off it."""
+    context, page, guard = open_guarded_page(browser)
+    page.set_default_timeout(300_000)
+    page.goto(server + HARNESS_PATH)
+    yield page
+    context.close()
+    guard.assert_clean()
+
+
+def greedy_in_transformers_js(page, folder, dtype):
+    return page.evaluate(GREEDY_IN_TRANSFORMERS_JS, {
+        "library": TRANSFORMERS_JS, "wasmPaths": ITS_ONNXRUNTIME_WEB, "modelId": folder.name,
+        "dtype": dtype, "prompts": list(PROMPTS), "newTokens": NEW_TOKENS})
+
+
+def greedy_in_onnxruntime_python(folder, dtype, prompt_ids):
+    """Greedy tokens from botpsy_export.runner, stopping at EOS as transformers.js does."""
+    manifest = read_manifest(folder)
+    specs = [StateSpec(c["input"], c["output"], c["kind"], tuple(c["shape"]), c["seq_axis"])
+             for c in manifest["cache"]]
+    stepper = OnnxStepper(folder / manifest["dtypes"][dtype]["file"], specs)
+    tokens, logits = [], stepper.feed(prompt_ids)
+    while len(tokens) < NEW_TOKENS:
+        tokens.append(int(np.argmax(logits)))
+        if tokens[-1] in manifest["eos_token_ids"]:
+            break
+        logits = stepper.feed(tokens[-1:])
+    return tokens
+
+
+@pytest.mark.parametrize("model_name", BUILTIN_MODELS)
+@pytest.mark.parametrize("dtype", ["fp32", "q8"])
+def test_transformers_js_greedy_tokens_equal_onnxruntime_python(blank_page, exported_model, model_name, dtype):
+    folder = exported_model(model_name)
+    result = greedy_in_transformers_js(blank_page, folder, dtype)
+
+    assert [run["promptIds"] for run in result["runs"]] == tokenize_prompts(folder, PROMPTS)
+    for run in result["runs"]:
+        expected = greedy_in_onnxruntime_python(folder, dtype, run["promptIds"])
+        assert run["tokens"] == expected, (result["modelClass"], run["promptIds"])
+    # Not a constant stream: wrong positions or state would show.
+    assert any(len(set(run["tokens"])) > 1 for run in result["runs"])
+
+
+def test_qwen_graph_takes_no_position_ids_so_transformers_js_cannot_feed_wrong_ones(exported_model):
+    """transformers.js 4.3.2 gives Qwen-VL-family graphs decode positions of past + 2 x prompt
+    length; a qwen3_5 graph counts positions from attention_mask instead. Llama keeps [1, seq]."""
+    for model_name in BUILTIN_MODELS:
+        folder = exported_model(model_name)
+        manifest = read_manifest(folder)
+        for entry in manifest["dtypes"].values():
+            inputs = {i.name: i for i in load_graph_without_weights(folder / entry["file"]).graph.input}
+            if manifest["architecture"] == "qwen3_5":
+                assert "position_ids" not in inputs and "position_ids" not in manifest["inputs"]
+            else:
+                assert len(inputs["position_ids"].type.tensor_type.shape.dim) == 2
+                assert manifest["inputs"]["position_ids"] == "position_ids"
