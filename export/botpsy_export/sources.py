@@ -15,6 +15,7 @@ from .errors import ExportError, HubUnreachableError, UnknownArchitectureError, 
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+MMPROJ = "clip"  # general.architecture of llama.cpp's vision-projector files
 HUB_PATTERNS = ["*.json", "*.safetensors", "*.jinja", "*.txt", "*.model", "tokenizer*"]
 
 
@@ -60,6 +61,9 @@ def load_gguf(path: Path):
     architecture = gguf_architecture(path)
     if architecture == QWEN35:  # our own reader: transformers' depends on optional packages
         return load_qwen35_gguf(path)
+    if architecture == MMPROJ:
+        raise UnknownArchitectureError(
+            f"{path.name}: a vision projector (mmproj) GGUF, not a language model; pass the text model's .gguf")
     if architecture not in transformers_gguf_architectures():
         raise UnknownArchitectureError(
             f"{path.name}: GGUF architecture {architecture!r} is not supported; GGUF export supports: "

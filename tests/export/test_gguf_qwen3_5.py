@@ -67,9 +67,11 @@ def converted_tensors(model):
         yield name, tensor
 
 
-def _write_metadata(writer, config):
+def _write_metadata(writer, config, mtp_blocks=0, full_attention_interval=None):
     rope = config.rope_parameters
-    writer.add_block_count(config.num_hidden_layers)
+    writer.add_block_count(config.num_hidden_layers + mtp_blocks)
+    if mtp_blocks:
+        writer.add_nextn_predict_layers(mtp_blocks)
     writer.add_context_length(config.max_position_embeddings)
     writer.add_embedding_length(config.hidden_size)
     writer.add_feed_forward_length(config.intermediate_size)
@@ -85,7 +87,7 @@ def _write_metadata(writer, config):
     writer.add_ssm_group_count(config.linear_num_key_heads)
     writer.add_ssm_time_step_rank(config.linear_num_value_heads)
     writer.add_ssm_inner_size(config.linear_value_head_dim * config.linear_num_value_heads)
-    writer.add_full_attention_interval(config.layer_types.index("full_attention") + 1)
+    writer.add_full_attention_interval(full_attention_interval or config.layer_types.index("full_attention") + 1)
     writer.add_rope_dimension_count(int(config.head_dim * rope["partial_rotary_factor"]))
 
 
@@ -115,19 +117,39 @@ def _storage_type(gguf_name, data, file_type):
     return file_type
 
 
-def write_qwen35_gguf(model, tokenizer, path, file_type=F32, skip=()):
+def _mtp_block(tensors, layers):
+    """Newer llama.cpp files append the multi-token-prediction block as one more `blk.N`,
+    counted in block_count and announced by nextn_predict_layers: here a copy of the last layer
+    plus a `nextn.eh_proj`, all of which a text export must ignore."""
+    last = f"blk.{layers - 1}."
+    block = {f"blk.{layers}." + name.removeprefix(last): data for name, data in tensors if name.startswith(last)}
+    hidden = tensors[0][1].shape[1]
+    block[f"blk.{layers}.nextn.eh_proj.weight"] = np.ones((hidden, 2 * hidden), dtype=np.float32)
+    return list(block.items())
+
+
+def write_qwen35_gguf(model, tokenizer, path, file_type=F32, skip=(), mtp_block=False, layer_flags=False):
+    """`mtp_block`: append an MTP block the way newer converters do; `layer_flags`: state the
+    layer kinds as `attention.recurrent_layers` instead of leaving them to full_attention_interval."""
     from botpsy_export.architectures.qwen3_5 import Qwen35Architecture
 
     config = model.config
-    writer = gguf.GGUFWriter(str(path), gguf.MODEL_ARCH_NAMES[gguf.MODEL_ARCH.QWEN35])
-    _write_metadata(writer, config)
+    arch = gguf.MODEL_ARCH_NAMES[gguf.MODEL_ARCH.QWEN35]
+    writer = gguf.GGUFWriter(str(path), arch)
+    # with explicit flags, llama.cpp ignores the interval: write a wrong one to prove the flags win
+    _write_metadata(writer, config, int(mtp_block), full_attention_interval=2 if layer_flags else None)
+    if layer_flags:
+        writer.add_array(f"{arch}.attention.recurrent_layers",
+                         [kind == "linear_attention" for kind in config.layer_types] + [False] * mtp_block)
     _write_vocab(writer, tokenizer, Qwen35Architecture(model, tokenizer).chat_template())
     names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.QWEN35, config.num_hidden_layers)
-    for name, tensor in converted_tensors(model):
-        gguf_name = names.get_name(name, try_suffixes=(".weight", ".bias"))
+    tensors = [(names.get_name(name, try_suffixes=(".weight", ".bias")), tensor.numpy())
+               for name, tensor in converted_tensors(model)]
+    if mtp_block:
+        tensors += _mtp_block(tensors, config.num_hidden_layers)
+    for gguf_name, data in tensors:
         if gguf_name in skip:
             continue
-        data = tensor.numpy()
         storage = _storage_type(gguf_name, data, file_type)
         writer.add_tensor(gguf_name, gguf.quants.quantize(data, storage), raw_dtype=storage)
     writer.write_header_to_file()
@@ -242,6 +264,16 @@ def test_exported_gguf_folder_passes_verification_and_keeps_the_contract(tiny, g
     assert json.loads((out / "config.json").read_text())["layer_types"] == original.config.layer_types
 
 
+def test_mtp_block_and_explicit_layer_kinds_from_newer_converters(tiny, tmp_path):
+    original, tokenizer = tiny
+    path = write_qwen35_gguf(original, tokenizer, tmp_path / "mtp.gguf", mtp_block=True, layer_flags=True)
+    model, _ = load_qwen35_gguf(path)
+
+    assert model.config.num_hidden_layers == original.config.num_hidden_layers
+    assert model.config.layer_types == original.config.layer_types
+    assert (_logits(model, tokenizer) - _logits(original, tokenizer)).abs().max() < 1e-5
+
+
 def test_untied_lm_head_is_read_from_output_weight(tmp_path):
     from transformers import Qwen3_5ForCausalLM
 
@@ -266,15 +298,19 @@ def test_missing_tensor_is_named(tiny, tmp_path):
         export_model(path, tmp_path / "out", dtypes="fp32", progress=False)
 
 
-def test_unsupported_gguf_architecture_names_the_supported_ones(tmp_path, capsys):
-    path = tmp_path / "mamba.gguf"
-    writer = gguf.GGUFWriter(str(path), "mamba")
+def _write_stub_gguf(path, architecture):
+    writer = gguf.GGUFWriter(str(path), architecture)
     writer.add_block_count(1)
     writer.add_tensor("token_embd.weight", np.zeros((4, 32), dtype=np.float32))
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
+    return path
+
+
+def test_unsupported_gguf_architecture_names_the_supported_ones(tmp_path, capsys):
+    path = _write_stub_gguf(tmp_path / "mamba.gguf", "mamba")
 
     expected = r"mamba.gguf: GGUF architecture 'mamba' is not supported; GGUF export supports: llama, qwen35"
     with pytest.raises(UnknownArchitectureError, match=expected):
@@ -282,3 +318,9 @@ def test_unsupported_gguf_architecture_names_the_supported_ones(tmp_path, capsys
     assert main(["export", "--model", str(path), "--out", str(tmp_path / "out"), "--quiet"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and "\n" not in err and "qwen35" in err
+
+
+def test_vision_projector_gguf_is_told_apart(tmp_path):
+    path = _write_stub_gguf(tmp_path / "mmproj-BotPsy-0.8B-f16.gguf", "clip")
+    with pytest.raises(UnknownArchitectureError, match=r"vision projector \(mmproj\) GGUF.*text model's .gguf"):
+        export_model(path, tmp_path / "out", progress=False)
