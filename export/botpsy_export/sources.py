@@ -101,15 +101,24 @@ def supported_gguf_architectures() -> list[str]:
 
 
 def check_weights(folder: Path):
-    if any(folder.glob("*.safetensors")):
+    check_weight_names(str(folder), [p.name for p in folder.iterdir()])
+
+
+def check_weight_names(where: str, names: list[str]):
+    """Refuse a model whose file names show no safetensors weights (pickles are never loaded)."""
+    if any(name.endswith(".safetensors") for name in names):
         return
-    pickles = sorted(p.name for p in folder.iterdir() if p.suffix in PICKLE_SUFFIXES)
+    pickles = sorted(name for name in names if Path(name).suffix in PICKLE_SUFFIXES)
     if pickles:
         raise WeightsError(
-            f"{folder}: only pickle-based weights ({', '.join(pickles[:3])}); refusing to unpickle. "
+            f"{where}: only pickle-based weights ({', '.join(pickles[:3])}); refusing to unpickle. "
             "Convert them to safetensors first"
         )
-    raise WeightsError(f"{folder}: no *.safetensors weights found")
+    ggufs = sorted(name for name in names if name.endswith(".gguf"))
+    if ggufs:
+        raise WeightsError(f"{where}: no *.safetensors weights found, only GGUF files "
+                           f"({', '.join(ggufs[:3])}): download one and pass the .gguf file")
+    raise WeightsError(f"{where}: no *.safetensors weights found")
 
 
 def load_folder(folder: Path) -> Architecture:
@@ -129,12 +138,42 @@ def load_folder(folder: Path) -> Architecture:
 
 
 def download_from_hub(repo_id: str) -> Path:
-    try:
-        from huggingface_hub import snapshot_download
+    """Download config, tokenizer and safetensors weights; returns the local snapshot folder.
 
+    The repo's file list is read first, so a pickle-only repo is refused before anything is
+    downloaded. Without a connection, a snapshot already in the Hugging Face cache still serves.
+    """
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    try:
+        names = _hub_file_names(repo_id)
+        if names is not None:
+            check_weight_names(f"{repo_id} on the Hugging Face Hub", names)
         return Path(snapshot_download(repo_id, allow_patterns=HUB_PATTERNS))
-    except Exception as error:  # connection, DNS, offline mode, missing repo: all the same advice
+    except RepositoryNotFoundError:  # also gated repos the user has no access to
+        raise ExportError(
+            f"no model {repo_id!r} on the Hugging Face Hub (or it is private or gated and you are "
+            "not logged in): check the id, or pass a local folder or .gguf"
+        ) from None
+    except ExportError:
+        raise
+    except Exception as error:  # connection, DNS, offline mode without a cached copy
         raise HubUnreachableError(
             f"could not fetch {repo_id!r} from the Hugging Face Hub ({type(error).__name__}); "
             "pass a local folder or .gguf"
         ) from None
+
+
+def _hub_file_names(repo_id: str) -> list[str] | None:
+    """Every file in the repo (one request, no retries), or None when the Hub cannot answer."""
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    try:
+        siblings = HfApi().model_info(repo_id).siblings
+    except RepositoryNotFoundError:
+        raise
+    except Exception:  # offline or unreachable: snapshot_download may still find the cache
+        return None
+    return None if siblings is None else [sibling.rfilename for sibling in siblings]
