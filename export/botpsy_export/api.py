@@ -11,7 +11,7 @@ from pathlib import Path
 from .errors import ExportError, OutOfDiskError, VerificationFailedError
 from .folder import MANIFEST, describe_files, write_json, write_model_configs, write_tokenizer_files
 from .progress import Progress
-from .quantize import variant_for
+from .quantize import VARIANTS, variant_for
 from .sources import LoadedSource, load_source
 from .to_onnx import export_fp32, model_input_names
 
@@ -19,8 +19,16 @@ FORMAT_VERSION = 1
 # Preferred dtype per backend, best first, among the dtypes exported. WASM: int8 dynamic
 # (MatMulInteger) decodes ~7x faster than int4 MatMulNBits in onnxruntime-web 1.30 (FACTS,
 # bench/export_dtype_speed.mjs). WebGPU: MatMulNBits has native WebGPU kernels while
-# MatMulInteger does not, so q4 there.
-BACKEND_PREFERENCES = {"wasm": ("q8", "fp32", "q4"), "webgpu": ("q4", "fp32", "q8")}
+# MatMulInteger does not, so q4 there. fp16/q4f16 come last: onnxruntime-web WASM runs them
+# (it computes fp16 nodes without a kernel in fp32 behind inserted casts; tests/export checks
+# it matches native onnxruntime) but gains nothing from fp16, and on WebGPU they need
+# `shader-f16`, which `recommended_dtype` must not assume.
+BACKEND_PREFERENCES = {"wasm": ("q8", "fp32", "q4", "q4f16", "fp16"),
+                       "webgpu": ("q4", "fp32", "q8", "q4f16", "fp16")}
+# For a WebGPU adapter that has `shader-f16` (manifest `recommended_dtype_shader_f16`). Unmeasured
+# on a real GPU: this machine only has SwiftShader, which lacks shader-f16. q4f16 first because
+# its weights are the smallest and fp16 halves the activation traffic.
+SHADER_F16_PREFERENCES = {"webgpu": ("q4f16", "fp16", "q4", "fp32", "q8")}
 BYTES_PER_PARAMETER_NEEDED = 4 * 2 + 2  # fp32 graph (untied head) + quantized copies
 
 
@@ -75,7 +83,7 @@ def _normalise_dtypes(dtypes) -> list[str]:
         dtypes = dtypes.split(",")
     names = [name.strip() for name in dtypes if name.strip()]
     if not names:
-        raise ExportError("no dtype requested; choose from fp32, q8, q4")
+        raise ExportError(f"no dtype requested; choose from {', '.join(VARIANTS)}")
     for name in names:
         try:
             variant_for(name)
@@ -163,10 +171,11 @@ def _manifest(loaded, arch, out, dtypes, graph_files, verification) -> dict:
     dtype_entries = {
         name: {"file": variant_for(name).file,
                "files": [p.relative_to(out).as_posix() for p in graph_files[name]],
-               "requires": [], "quantization": variant_for(name).describe()}
+               "requires": list(getattr(variant_for(name), "requires", ())),
+               "quantization": variant_for(name).describe()}
         for name in dtypes
     }
-    return {
+    manifest = {
         "format_version": FORMAT_VERSION,
         "name": loaded.name,
         "architecture": arch.name,
@@ -174,8 +183,7 @@ def _manifest(loaded, arch, out, dtypes, graph_files, verification) -> dict:
         "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "files": describe_files(out),
         "dtypes": dtype_entries,
-        "recommended_dtype": {backend: next(d for d in order if d in dtypes)
-                              for backend, order in BACKEND_PREFERENCES.items()},
+        "recommended_dtype": _recommended(BACKEND_PREFERENCES, dtypes),
         "inputs": {name: name for name in model_input_names(arch)},
         "outputs": {"logits": "logits"},
         "cache": [spec.manifest_entry() for spec in arch.state_specs()],
@@ -188,3 +196,10 @@ def _manifest(loaded, arch, out, dtypes, graph_files, verification) -> dict:
         "chat_template_supports_tools": arch.chat_template_supports_tools,
         "verification": verification,
     }
+    if any("shader-f16" in entry["requires"] for entry in dtype_entries.values()):
+        manifest["recommended_dtype_shader_f16"] = _recommended(SHADER_F16_PREFERENCES, dtypes)
+    return manifest
+
+
+def _recommended(preferences, dtypes) -> dict:
+    return {backend: next(d for d in order if d in dtypes) for backend, order in preferences.items()}

@@ -13,7 +13,8 @@ def register(subparsers):
                         help="built-in name, local Hugging Face folder, .gguf file, or Hub id")
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
     parser.add_argument("--dtype", default="fp32,q8,q4", metavar="LIST",
-                        help="comma-separated dtypes among fp32, q8, q4 (default: all)")
+                        help="comma-separated dtypes among fp32, q8, q4, fp16, q4f16 "
+                             "(default: fp32,q8,q4; fp16 and q4f16 need WebGPU with shader-f16)")
     parser.add_argument("--no-verify", dest="verify", action="store_false",
                         help="skip the parity checks against PyTorch")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")

@@ -1,7 +1,7 @@
 """Quantization variants as frozen, validated settings; each turns the fp32 graph into its dtype.
 
 All variants quantize every constant-weight MatMul, the (untied) LM head included, and the
-embedding table. States and activations stay fp32.
+embedding table. States stay fp32; activations too, except in fp16 and q4f16.
 """
 
 import contextlib
@@ -13,6 +13,7 @@ from typing import ClassVar
 
 import onnx
 
+from .half_precision import to_half_precision
 from .per_token_activations import quantize_activations_per_token
 from .to_onnx import save_model
 
@@ -122,7 +123,44 @@ class BlockInt4:
         return save_model(quantizer.model.model, out_path)
 
 
-VARIANTS = {variant.name: variant for variant in (Fp32(), DynamicInt8(), BlockInt4())}
+@dataclass(frozen=True)
+class Fp16:
+    """fp16: half-precision weights and activations for WebGPU adapters with `shader-f16`.
+
+    Inputs, outputs (logits, every cache tensor) and the numerically fragile nodes stay fp32
+    (`half_precision.py`).
+    """
+
+    name: ClassVar[str] = "fp16"
+    file: ClassVar[str] = "onnx/model_fp16.onnx"
+    requires: ClassVar[tuple] = ("shader-f16",)
+
+    def describe(self) -> str:
+        return "fp16 weights and activations (norms, RoPE angles, DeltaNet, inputs and outputs fp32)"
+
+    def quantize(self, fp32_path: Path, out_path: Path) -> list[Path]:
+        return save_model(to_half_precision(fp32_path), out_path)
+
+
+@dataclass(frozen=True)
+class BlockInt4Half(BlockInt4):
+    """q4f16: the fp16 graph with its weights block-quantized to 4 bits (fp16 scales)."""
+
+    name: ClassVar[str] = "q4f16"
+    file: ClassVar[str] = "onnx/model_q4f16.onnx"
+    requires: ClassVar[tuple] = ("shader-f16",)
+
+    def describe(self) -> str:
+        return super().describe() + " on the fp16 graph (fp16 scales and activations)"
+
+    def quantize(self, fp32_path: Path, out_path: Path) -> list[Path]:
+        with tempfile.TemporaryDirectory(dir=out_path.parent, prefix=".q4f16-") as scratch:
+            half_path = Path(scratch) / "model_fp16.onnx"
+            Fp16().quantize(fp32_path, half_path)
+            return super().quantize(half_path, out_path)
+
+
+VARIANTS = {variant.name: variant for variant in (Fp32(), DynamicInt8(), BlockInt4(), Fp16(), BlockInt4Half())}
 
 
 def variant_for(name: str):

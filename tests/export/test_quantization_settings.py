@@ -9,7 +9,8 @@ from botpsy_export.quantize import VARIANTS, BlockInt4, DynamicInt8, variant_for
 
 def test_variants_by_name_and_file():
     assert {name: v.file for name, v in VARIANTS.items()} == {
-        "fp32": "onnx/model.onnx", "q8": "onnx/model_quantized.onnx", "q4": "onnx/model_q4.onnx"}
+        "fp32": "onnx/model.onnx", "q8": "onnx/model_quantized.onnx", "q4": "onnx/model_q4.onnx",
+        "fp16": "onnx/model_fp16.onnx", "q4f16": "onnx/model_q4f16.onnx"}
     assert variant_for("q4").block_size == 32
 
 
