@@ -129,7 +129,8 @@ def _mtp_block(tensors, layers):
 
 
 def write_qwen35_gguf(model, tokenizer, path, file_type=F32, skip=(), mtp_block=False, layer_flags=False):
-    """`mtp_block`: append an MTP block the way newer converters do; `layer_flags`: state the
+    """`file_type`: a ggml type, or a function (gguf name, array) -> (stored array, ggml type)
+    for the tensors that are not kept in F32; `mtp_block`: append an MTP block the way newer converters do; `layer_flags`: state the
     layer kinds as `attention.recurrent_layers` instead of leaving them to full_attention_interval."""
     from botpsy_export.architectures.qwen3_5 import Qwen35Architecture
 
@@ -151,12 +152,44 @@ def write_qwen35_gguf(model, tokenizer, path, file_type=F32, skip=(), mtp_block=
         if gguf_name in skip:
             continue
         storage = _storage_type(gguf_name, data, file_type)
-        writer.add_tensor(gguf_name, gguf.quants.quantize(data, storage), raw_dtype=storage)
+        if callable(storage):  # a per-tensor mix, as llama-quantize picks one
+            stored, storage = storage(gguf_name, data)
+        else:
+            stored = gguf.quants.quantize(data, storage)
+        writer.add_tensor(gguf_name, stored, raw_dtype=storage)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
     return path
+
+
+# K-quants: gguf-py dequantizes them but cannot quantize, so blocks are random bytes with sane
+# fp16 scales (block bytes; byte offsets of the fp16 scales in a block).
+K_QUANT_BLOCKS = {gguf.GGMLQuantizationType.Q4_K: (144, (0, 2)), gguf.GGMLQuantizationType.Q6_K: (210, (208,))}
+
+
+def random_k_quant(shape, qtype, generator):
+    rows, columns = shape
+    block_bytes, scale_offsets = K_QUANT_BLOCKS[qtype]
+    blocks = generator.integers(0, 256, size=(rows, columns // 256, block_bytes), dtype=np.uint8)
+    for offset in scale_offsets:
+        scales = generator.uniform(1e-3, 1e-2, size=(rows, columns // 256)).astype(np.float16)
+        blocks[..., offset:offset + 2] = scales.view(np.uint8).reshape(rows, columns // 256, 2)
+    return blocks.reshape(rows, -1)
+
+
+def q4_k_m_like_mix(seed):
+    """Like llama-quantize's Q4_K_M: Q6_K for the embedding, Q4_K where a row is whole 256-value
+    blocks, Q8_0 elsewhere. The values are random, not the model's."""
+    generator = np.random.default_rng(seed)
+
+    def encode(gguf_name, data):
+        if data.shape[1] % 256:
+            return gguf.quants.quantize(data, Q8_0), Q8_0
+        qtype = gguf.GGMLQuantizationType.Q6_K if gguf_name == "token_embd.weight" else gguf.GGMLQuantizationType.Q4_K
+        return random_k_quant(data.shape, qtype, generator), qtype
+    return encode
 
 
 # --- fixtures ---------------------------------------------------------------------------------
@@ -215,6 +248,31 @@ def test_our_reading_agrees_with_transformers_own_qwen35_loader(gguf_files):
     theirs_state = theirs.state_dict()
     for name, tensor in ours.state_dict().items():
         assert torch.allclose(tensor, theirs_state[name], rtol=0, atol=1e-6), name
+
+
+def test_k_quant_gguf_reads_the_same_as_transformers_loader(tiny, tmp_path):
+    """Q4_K / Q6_K blocks (what a Q4_K_M build holds), on a model wide enough for 256-value blocks."""
+    from transformers import AutoModelForCausalLM, Qwen3_5ForCausalLM, Qwen3_5TextConfig
+    from transformers.integrations.gguf import GgufHeader
+
+    from botpsy_export.builtins import tiny_qwen_config
+
+    _, tokenizer = tiny
+    wide = tiny_qwen_config().to_dict() | dict(
+        hidden_size=256, intermediate_size=256, head_dim=64, linear_value_head_dim=64,
+        rope_parameters=tiny_qwen_config().rope_parameters | {"mrope_section": [4, 2, 2]})
+    torch.manual_seed(5)
+    original = Qwen3_5ForCausalLM(Qwen3_5TextConfig(**wide)).eval()
+    path = write_qwen35_gguf(original, tokenizer, tmp_path / "wide-q4_k_m.gguf", q4_k_m_like_mix(5))
+    types = GgufHeader.from_file(str(path)).ggml_types
+    assert {types["token_embd.weight"], types["blk.0.attn_qkv.weight"]} == {14, 12}  # Q6_K, Q4_K
+
+    ours, _ = load_qwen35_gguf(path)
+    theirs = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch.float32)
+    theirs_state = theirs.state_dict()
+    for name, tensor in ours.state_dict().items():
+        assert torch.isfinite(tensor).all(), name
+        assert torch.allclose(tensor, theirs_state[name], rtol=1e-5, atol=1e-6), name
 
 
 def test_tokenizer_and_chat_template_come_from_the_gguf(tiny, gguf_files):
