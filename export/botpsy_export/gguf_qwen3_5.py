@@ -11,9 +11,9 @@ the built-in tiny Qwen3.5 the converter's way and checks that this reader gives 
 The metadata and raw tensor bytes are read with transformers' GGUF header reader, which skips
 the vocabulary: gguf-py's `GGUFReader` decodes every token first (9 s for SmolLM2's 49k here,
 so about five times that for Qwen3.5's 248k). transformers 5.24 can also load `qwen35` files
-itself, but depending on whether the optional `kernels` package is installed it keeps quantized
-layers packed (modules our ONNX graph cannot trace) or dequantizes; this reader always gives
-plain fp32 modules. The tests check both readings give the same weights.
+itself, but when the optional `kernels` package is installed it keeps quantized layers packed
+(its own GgufLinear-style modules, which our graphs, smoothing and quantizers do not expect);
+this reader always gives plain fp32 `nn.Linear` weights. The tests check both readings give the same weights.
 """
 
 import numpy as np
