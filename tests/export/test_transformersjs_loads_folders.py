@@ -1,13 +1,20 @@
 """An exported folder also runs in transformers.js 4.3.2 (node_modules, no CDN, no Hub):
-loaded from the test server in Chromium, its greedy tokens are those of onnxruntime in
-Python on the same graph, for the hybrid Qwen3.5 architecture and for Llama."""
+loaded from the test server in Chromium, it generates the tokens our engines generate, for
+the hybrid Qwen3.5 architecture and for Llama.
+
+fp32 is compared with onnxruntime in Python. q8 is compared with our runtime (web/runtime)
+in the same page: int8 activations are rounded per token, so q8 logits follow the float
+order of operations, and native onnxruntime already differs from onnxruntime-web by up to
+1.6 logits on SmolLM2 q8 (a different argmax on one of these prompts); the two browser
+engines run the same WASM kernels.
+"""
 
 import numpy as np
 import pytest
 
 from botpsy_export.architectures import StateSpec
 from botpsy_export.runner import OnnxStepper
-from botpsy_web.verify_browser import HARNESS_PATH, tokenize_prompts
+from botpsy_web.verify_browser import open_harness, tokenize_prompts
 
 from .conftest import BUILTIN_MODELS, load_graph_without_weights, read_manifest
 
@@ -49,12 +56,34 @@ async ({library, wasmPaths, modelId, dtype, prompts, newTokens}) => {
 """
 
 
+# The same prompts through web/runtime's ModelClient (WASM), greedy, fresh state each time.
+GREEDY_IN_OUR_RUNTIME = """
+async ({folderUrl, dtype, prompts, newTokens}) => {
+  const client = new window.botpsyRuntime.ModelClient();
+  try {
+    const info = await client.load(folderUrl, {backend: "wasm", dtype});
+    const runs = [];
+    for (const ids of prompts) {
+      const tokens = [];
+      for await (const chunk of client.generate(ids, {maxTokens: newTokens, reusePrefix: false})) {
+        if (chunk.tokenId !== null) tokens.push(chunk.tokenId);
+      }
+      runs.push(tokens);
+    }
+    return {backend: info.backend, dtype: info.dtype, runs};
+  } finally {
+    client.terminate();
+  }
+}
+"""
+
+
 @pytest.fixture(scope="module")
-def blank_page(browser, open_guarded_page, server):
-    """A page of the test server (cross-origin isolated) that requests nothing off it."""
+def harness_page(browser, open_guarded_page, server):
+    """web/runtime's harness page (exposes ModelClient), guarded: nothing may leave the test server."""
     context, page, guard = open_guarded_page(browser)
     page.set_default_timeout(300_000)
-    page.goto(server + HARNESS_PATH)
+    open_harness(page, server)
     yield page
     context.close()
     guard.assert_clean()
@@ -82,17 +111,33 @@ def greedy_in_onnxruntime_python(folder, dtype, prompt_ids):
 
 
 @pytest.mark.parametrize("model_name", BUILTIN_MODELS)
-@pytest.mark.parametrize("dtype", ["fp32", "q8"])
-def test_transformers_js_greedy_tokens_equal_onnxruntime_python(blank_page, exported_model, model_name, dtype):
+def test_fp32_greedy_tokens_equal_onnxruntime_python(harness_page, exported_model, model_name):
     folder = exported_model(model_name)
-    result = greedy_in_transformers_js(blank_page, folder, dtype)
+    result = greedy_in_transformers_js(harness_page, folder, "fp32")
 
     assert [run["promptIds"] for run in result["runs"]] == tokenize_prompts(folder, PROMPTS)
     for run in result["runs"]:
-        expected = greedy_in_onnxruntime_python(folder, dtype, run["promptIds"])
+        expected = greedy_in_onnxruntime_python(folder, "fp32", run["promptIds"])
         assert run["tokens"] == expected, (result["modelClass"], run["promptIds"])
-    # Not a constant stream: wrong positions or state would show.
-    assert any(len(set(run["tokens"])) > 1 for run in result["runs"])
+    assert_not_a_constant_stream(result["runs"])
+
+
+@pytest.mark.parametrize("model_name", BUILTIN_MODELS)
+def test_q8_greedy_tokens_equal_our_runtime(harness_page, server, exported_model, model_name):
+    folder = exported_model(model_name)
+    result = greedy_in_transformers_js(harness_page, folder, "q8")
+
+    ours = harness_page.evaluate(GREEDY_IN_OUR_RUNTIME, {
+        "folderUrl": f"{server}/models/{folder.name}/", "dtype": "q8",
+        "prompts": [run["promptIds"] for run in result["runs"]], "newTokens": NEW_TOKENS})
+    assert ours["dtype"] == "q8" and ours["backend"] == "wasm"
+    assert [run["tokens"] for run in result["runs"]] == ours["runs"], result["modelClass"]
+    assert_not_a_constant_stream(result["runs"])
+
+
+def assert_not_a_constant_stream(runs):
+    """Wrong positions or a lost state would show in a run whose tokens vary."""
+    assert any(len(set(run["tokens"])) > 1 for run in runs)
 
 
 def test_qwen_graph_takes_no_position_ids_so_transformers_js_cannot_feed_wrong_ones(exported_model):
