@@ -74,8 +74,11 @@ class DynamicInt8:
     def quantize(self, fp32_path: Path, out_path: Path) -> list[Path]:
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
+        from .quantizer_memory import value_info_without_weight_copies
+
         op_types = ["MatMul"] + (["Gather"] if self.quantize_embedding else [])
-        with tempfile.TemporaryDirectory(dir=out_path.parent, prefix=".q8-") as scratch, _quiet_quantizer_logs():
+        with (tempfile.TemporaryDirectory(dir=out_path.parent, prefix=".q8-") as scratch, _quiet_quantizer_logs(),
+              value_info_without_weight_copies()):
             scratch_path = Path(scratch) / "model.onnx"
             quantize_dynamic(
                 fp32_path, scratch_path, op_types_to_quantize=op_types, per_channel=self.per_channel,
