@@ -183,7 +183,7 @@ def _manifest(loaded, arch, out, dtypes, graph_files, verification) -> dict:
         "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "files": describe_files(out),
         "dtypes": dtype_entries,
-        "recommended_dtype": _recommended(BACKEND_PREFERENCES, dtypes),
+        "recommended_dtype": recommend(BACKEND_PREFERENCES, dtypes),
         "inputs": {name: name for name in model_input_names(arch)},
         "outputs": {"logits": "logits"},
         "cache": [spec.manifest_entry() for spec in arch.state_specs()],
@@ -197,9 +197,10 @@ def _manifest(loaded, arch, out, dtypes, graph_files, verification) -> dict:
         "verification": verification,
     }
     if any("shader-f16" in entry["requires"] for entry in dtype_entries.values()):
-        manifest["recommended_dtype_shader_f16"] = _recommended(SHADER_F16_PREFERENCES, dtypes)
+        manifest["recommended_dtype_shader_f16"] = recommend(SHADER_F16_PREFERENCES, dtypes)
     return manifest
 
 
-def _recommended(preferences, dtypes) -> dict:
+def recommend(preferences, dtypes) -> dict:
+    """The first exported dtype of each backend's preference order."""
     return {backend: next(d for d in order if d in dtypes) for backend, order in preferences.items()}

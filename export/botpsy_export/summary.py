@@ -30,5 +30,7 @@ def format_summary(manifest: dict, out_dir) -> str:
     others = sorted(f for f in files if not f.startswith("onnx/"))
     lines.append("")
     lines.append("other files: " + ", ".join(f"{f} ({_size(files[f]['size'])})" for f in others))
-    lines.append("recommended dtype: " + ", ".join(f"{k} -> {v}" for k, v in manifest["recommended_dtype"].items()))
+    recommended = [f"{k} -> {v}" for k, v in manifest["recommended_dtype"].items()]
+    recommended += [f"{k} with shader-f16 -> {v}" for k, v in manifest.get("recommended_dtype_shader_f16", {}).items()]
+    lines.append("recommended dtype: " + ", ".join(recommended))
     return "\n".join(lines)

@@ -1,0 +1,119 @@
+"""fp16 and q4f16 folders in the browser. onnxruntime-web's WebGPU EP needs the adapter's
+shader-f16 for fp16 kernels; headless Chromium's only adapter (SwiftShader) lacks it. So an
+f16 dtype runs on WebGPU only where the adapter has shader-f16, falls back to WASM (which runs
+fp16 graphs) otherwise, and in both cases generates what onnxruntime in Python generates."""
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from botpsy_web.verify_browser import DEFAULT_PROMPTS, verify_in_page
+
+HALF_DTYPES = ("fp16", "q4f16")
+EXPORTED_DTYPES = ("fp32", "q4") + HALF_DTYPES
+MODEL = "tiny-qwen3.5"
+
+ADAPTER_HAS_F16 = """
+async () => {
+  const adapter = await navigator.gpu?.requestAdapter();
+  return Boolean(adapter?.features.has("shader-f16"));
+}
+"""
+
+# Runs the f16 graph straight on onnxruntime-web's WebGPU EP, bypassing web/runtime's checks.
+RAW_WEBGPU_RUN = """
+async ({url, cache}) => {
+  const {loadOrt} = await import("/web/runtime/ort-loader.js");
+  const ort = await loadOrt("webgpu");
+  const session = await ort.InferenceSession.create(url, {executionProviders: ["webgpu"]});
+  const ids = (values) => new ort.Tensor("int64", BigInt64Array.from(values.map(BigInt)), [1, values.length]);
+  const feeds = {input_ids: ids([5, 7]), attention_mask: ids([1, 1])};
+  if (session.inputNames.includes("position_ids")) feeds.position_ids = ids([0, 1]);
+  for (const entry of cache) {
+    feeds[entry.input] = new ort.Tensor("float32", new Float32Array(entry.shape.reduce((a, b) => a * b, 1)), entry.shape);
+  }
+  try {
+    const logits = (await session.run(feeds)).logits.data;
+    return {finite: logits.every(Number.isFinite)};
+  } catch (error) {
+    return {error: String(error.message ?? error)};
+  } finally {
+    await session.release();
+  }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def half_folder(models_dir) -> Path:
+    """tiny-qwen3.5 with fp32, q4, fp16 and q4f16 in models_dir/<name>-half, like tests/export's
+    test_half_precision.py writes it (reused when present)."""
+    from botpsy_export.api import export_model
+
+    out_dir = models_dir / f"{MODEL}-half"
+    manifest = out_dir / "manifest.json"
+    if manifest.is_file() and set(json.loads(manifest.read_text())["dtypes"]) == set(EXPORTED_DTYPES):
+        return out_dir
+    partial = models_dir / f".{MODEL}-half.partial-{os.getpid()}"
+    shutil.rmtree(partial, ignore_errors=True)
+    export_model(MODEL, partial, dtypes=EXPORTED_DTYPES, verify=True, progress=False)
+    shutil.rmtree(out_dir, ignore_errors=True)
+    partial.rename(out_dir)
+    return out_dir
+
+
+@pytest.fixture(scope="module")
+def adapter_has_f16(runtime_page):
+    return runtime_page.evaluate(ADAPTER_HAS_F16)
+
+
+@pytest.mark.parametrize("dtype", HALF_DTYPES)
+def test_an_f16_dtype_runs_where_the_adapter_allows_and_matches_onnxruntime(runtime_page, server, half_folder,
+                                                                              adapter_has_f16, dtype):
+    agreement, info = verify_in_page(runtime_page, server, half_folder, "auto", dtype, DEFAULT_PROMPTS[:2], 8)
+    assert info["dtype"] == dtype
+    if adapter_has_f16:
+        assert info["backend"] == "webgpu", info["reason"]
+        assert agreement.token_agreement >= 0.75, agreement.prompts  # GPU fp16 arithmetic may flip near-ties
+    else:
+        assert info["backend"] == "wasm"
+        assert "lacks shader-f16" in info["reason"], info["reason"]
+        assert agreement.token_agreement == 1.0, agreement.prompts
+        assert agreement.max_abs_logit_diff < 1e-2, agreement.prompts
+
+
+def test_webgpu_asked_for_fp16_on_an_adapter_without_shader_f16_says_so(runtime_page, server, half_folder,
+                                                                       adapter_has_f16, runtime_driver):
+    if adapter_has_f16:
+        info = runtime_driver.load(runtime_page, server, half_folder, key="f16", backend="webgpu", dtype="fp16")
+        assert info["backend"] == "webgpu"
+    else:
+        with pytest.raises(Exception, match='lacks shader-f16, which dtype fp16 needs; load with backend "wasm"'):
+            runtime_driver.load(runtime_page, server, half_folder, key="f16", backend="webgpu", dtype="fp16")
+
+
+def test_auto_on_a_folder_with_f16_dtypes_generates_on_webgpu_with_a_dtype_the_adapter_runs(
+        runtime_page, server, half_folder, adapter_has_f16, runtime_driver):
+    manifest = json.loads((half_folder / "manifest.json").read_text())
+    info = runtime_driver.load(runtime_page, server, half_folder, key="auto", backend="auto", dtype=None)
+    assert info["backend"] == "webgpu", info["reason"]
+    assert info["dtype"] == manifest["recommended_dtype"]["webgpu"]
+    assert "shader-f16" not in manifest["dtypes"][info["dtype"]]["requires"]
+    agreement, _ = verify_in_page(runtime_page, server, half_folder, "webgpu", info["dtype"], DEFAULT_PROMPTS[:1], 6)
+    assert agreement.token_agreement == 1.0, agreement.prompts
+
+
+@pytest.mark.parametrize("dtype", HALF_DTYPES)
+def test_onnxruntime_web_webgpu_needs_shader_f16_for_f16_graphs(runtime_page, server, half_folder,
+                                                               adapter_has_f16, dtype):
+    """Why the manifest says `requires: ["shader-f16"]`: without it the WebGPU EP fails at the first run."""
+    manifest = json.loads((half_folder / "manifest.json").read_text())
+    url = f"{server}/models/{half_folder.name}/{manifest['dtypes'][dtype]['file']}"
+    result = runtime_page.evaluate(RAW_WEBGPU_RUN, {"url": url, "cache": manifest["cache"]})
+    if adapter_has_f16:
+        assert result == {"finite": True}
+    else:
+        assert "requires f16 but the device does not support it" in result.get("error", ""), result
