@@ -34,8 +34,10 @@ def test_tiny_qwen_graph_module_matches_transformers_across_calls(split):
     states, done = [spec.zeros() for spec in arch.state_specs()], 0
     with torch.no_grad():
         for count in split:
-            logits, *states = graph(ids[:, done:done + count], torch.ones(1, done + count, dtype=torch.long),
-                                    torch.arange(done, done + count)[None], *states)
+            inputs = [ids[:, done:done + count], torch.ones(1, done + count, dtype=torch.long)]
+            if arch.takes_position_ids:
+                inputs.append(torch.arange(done, done + count)[None])
+            logits, *states = graph(*inputs, *states)
             done += count
             assert logits.shape == (1, 1, model.config.vocab_size)
             torch.testing.assert_close(logits[0, 0], expected[done - 1], atol=1e-4, rtol=0)
