@@ -5,7 +5,9 @@ Q8_0, Q4_0, Q4_K, Q6_K, ...), renamed back to its Hugging Face name with gguf-py
 `TensorNameMap`, and has llama.cpp's conversion undone. The steps follow llama.cpp's
 `convert_hf_to_gguf.py` at commit 0024aa7417efd50a7c2a79e049dfbbbceb0beaaf: class
 `Qwen3_5TextModel` -> `_LinearAttentionVReorderBase` -> `Qwen3NextModel` -> `TextModel`.
-No real BotPsy GGUF was available to check against; tests/export/test_gguf_qwen3_5.py writes
+Two details of newer files follow llama.cpp's qwen35 model loader (src/models/qwen35.cpp,
+`load_arch_hparams`) instead: an MTP block counted in block_count and announced by
+`nextn_predict_layers`, and per-layer `attention.recurrent_layers` flags. No real BotPsy GGUF was available to check against; tests/export/test_gguf_qwen3_5.py writes
 the built-in tiny Qwen3.5 the converter's way and checks that this reader gives it back.
 
 The metadata and raw tensor bytes are read with transformers' GGUF header reader, which skips
@@ -13,7 +15,8 @@ the vocabulary: gguf-py's `GGUFReader` decodes every token first (9 s for SmolLM
 so about five times that for Qwen3.5's 248k). transformers 5.24 can also load `qwen35` files
 itself, but when the optional `kernels` package is installed it keeps quantized layers packed
 (its own GgufLinear-style modules, which our graphs, smoothing and quantizers do not expect);
-this reader always gives plain fp32 `nn.Linear` weights. The tests check both readings give the same weights.
+this reader always gives plain fp32 `nn.Linear` weights. The tests check that both readings
+give the same weights.
 """
 
 import numpy as np
