@@ -134,8 +134,9 @@ class UnpicklingCanary:
         return (open, (str(self.marker), "w"))
 
 
-def _release_layout_checkpoint(folder: Path):
-    """tiny-qwen3.5 saved as BotPsy's release is: Qwen3_5ForConditionalGeneration, safetensors."""
+def _release_layout_checkpoint(folder: Path, canary: Path):
+    """tiny-qwen3.5 saved as BotPsy's release is: Qwen3_5ForConditionalGeneration, safetensors;
+    plus a pickle next to it, as some repos keep both."""
     from transformers import Qwen3_5Config, Qwen3_5ForConditionalGeneration
 
     _, tokenizer = build_tiny_qwen()
@@ -149,6 +150,7 @@ def _release_layout_checkpoint(folder: Path):
     Qwen3_5ForConditionalGeneration(config).eval().save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     (folder / "README.md").write_text("# BotPsy tiny (test)\n")
+    (folder / "pytorch_model.bin").write_bytes(pickle.dumps(UnpicklingCanary(canary)))
 
 
 def _pickle_only_checkpoint(folder: Path, canary: Path):
@@ -160,7 +162,7 @@ def _pickle_only_checkpoint(folder: Path, canary: Path):
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory):
     root = tmp_path_factory.mktemp("fake-hub")
-    _release_layout_checkpoint(root / "release")
+    _release_layout_checkpoint(root / "release", root / "UNPICKLED")
     _pickle_only_checkpoint(root / "pickled", root / "UNPICKLED")
     with FakeHub({RELEASE: root / "release", PICKLE_ONLY: root / "pickled"}) as server:
         server.canary = root / "UNPICKLED"
@@ -199,9 +201,10 @@ def test_hub_id_downloads_the_release_layout_and_exports_a_verified_folder(hub, 
     for name, entry in manifest["files"].items():
         assert (out / name).stat().st_size == entry["size"]
     assert json.loads((out / "config.json").read_text())["model_type"] == "qwen3_5_text"  # the language model
-    # What came over the wire: weights, config and tokenizer; never the README.
+    # What came over the wire: safetensors weights, config and tokenizer; never the pickle or the README.
     assert {"model.safetensors", "config.json", "tokenizer.json"} <= hub.fetched(RELEASE)
-    assert "README.md" not in hub.fetched(RELEASE)
+    assert not {"pytorch_model.bin", "README.md"} & hub.fetched(RELEASE)
+    assert not hub.canary.exists()
     assert "fp32" in result.stdout
 
 
