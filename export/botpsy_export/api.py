@@ -18,12 +18,13 @@ from .to_onnx import export_fp32, model_input_names
 FORMAT_VERSION = 1
 # Preferred dtype per backend, best first, among the dtypes exported. WASM: int8 dynamic
 # (MatMulInteger) decodes ~7x faster than int4 MatMulNBits in onnxruntime-web 1.30 (FACTS,
-# bench/export_dtype_speed.mjs). WebGPU: MatMulNBits has native WebGPU kernels while
-# MatMulInteger does not, so q4 there. fp16/q4f16 come last: onnxruntime-web WASM runs them
-# (it computes fp16 nodes without a kernel in fp32 behind inserted casts; tests/export checks
-# it matches native onnxruntime) but gains nothing from fp16, and on WebGPU they need
-# `shader-f16`, which `recommended_dtype` must not assume.
-BACKEND_PREFERENCES = {"wasm": ("q8", "fp32", "q4", "q4f16", "fp16"),
+# bench/export_dtype_speed.mjs). WASM runs fp16 graphs too (shader-f16 is a WebGPU need), and
+# fp16 decoded at least as fast as fp32 with half the download (SmolLM2-135M, Node, 1 thread,
+# a loaded 2-core machine: fp16 7.4-12.9 tok/s, fp32 3.2-7.4, q8 7.8-8.6, q4f16 ~1.0-1.4, q4
+# ~0.8-1.5), so fp16 comes before fp32 there. WebGPU: MatMulNBits has native WebGPU kernels
+# while MatMulInteger does not, so q4 there; fp16/q4f16 need `shader-f16`, which
+# `recommended_dtype` must not assume, so they come last.
+BACKEND_PREFERENCES = {"wasm": ("q8", "fp16", "fp32", "q4", "q4f16"),
                        "webgpu": ("q4", "fp32", "q8", "q4f16", "fp16")}
 # For a WebGPU adapter that has `shader-f16` (manifest `recommended_dtype_shader_f16`). Unmeasured
 # on a real GPU: this machine only has SwiftShader, which lacks shader-f16. q4f16 first because

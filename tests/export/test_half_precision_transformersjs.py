@@ -1,0 +1,30 @@
+"""An fp16 graph also loads in transformers.js 4.3.2 (dtype "fp16", WASM): it reads the float32
+cache inputs from the session, and generates the tokens our runtime generates from the same graph.
+
+q4f16 does not load there, like q4: the onnxruntime-web that transformers.js 4.3.2 bundles has
+no GatherBlockQuantized kernel (the 4-bit embedding), while onnxruntime-web 1.30 (ours) has."""
+
+import pytest
+
+from botpsy_web.verify_browser import tokenize_prompts
+
+from .conftest import BUILTIN_MODELS
+from .test_half_precision import export_half_folder
+from .test_transformersjs_loads_folders import (GREEDY_IN_OUR_RUNTIME, NEW_TOKENS, PROMPTS,  # noqa: F401
+                                                assert_not_a_constant_stream, greedy_in_transformers_js,
+                                                harness_page)
+
+
+@pytest.mark.parametrize("model_name", BUILTIN_MODELS)
+def test_fp16_generates_in_transformers_js_what_our_runtime_generates(harness_page, server, models_dir, model_name):
+    dtype = "fp16"
+    folder = export_half_folder(models_dir, model_name)
+    result = greedy_in_transformers_js(harness_page, folder, dtype)
+
+    assert [run["promptIds"] for run in result["runs"]] == tokenize_prompts(folder, PROMPTS)
+    ours = harness_page.evaluate(GREEDY_IN_OUR_RUNTIME, {
+        "folderUrl": f"{server}/models/{folder.name}/", "dtype": dtype,
+        "prompts": [run["promptIds"] for run in result["runs"]], "newTokens": NEW_TOKENS})
+    assert (ours["backend"], ours["dtype"]) == ("wasm", dtype)
+    assert [run["tokens"] for run in result["runs"]] == ours["runs"], result["modelClass"]
+    assert_not_a_constant_stream(result["runs"])
