@@ -10,21 +10,20 @@ from botpsy_web.verify_browser import tokenize_prompts
 
 from .conftest import BUILTIN_MODELS
 from .test_half_precision import export_half_folder
-from .test_transformersjs_loads_folders import (GREEDY_IN_OUR_RUNTIME, NEW_TOKENS, PROMPTS,  # noqa: F401
-                                                assert_not_a_constant_stream, greedy_in_transformers_js,
-                                                harness_page)
+from . import test_transformersjs_loads_folders as transformers_js
+
+harness_page = transformers_js.harness_page  # the same guarded page fixture
 
 
 @pytest.mark.parametrize("model_name", BUILTIN_MODELS)
 def test_fp16_generates_in_transformers_js_what_our_runtime_generates(harness_page, server, models_dir, model_name):
-    dtype = "fp16"
     folder = export_half_folder(models_dir, model_name)
-    result = greedy_in_transformers_js(harness_page, folder, dtype)
+    result = transformers_js.greedy_in_transformers_js(harness_page, folder, "fp16")
 
-    assert [run["promptIds"] for run in result["runs"]] == tokenize_prompts(folder, PROMPTS)
-    ours = harness_page.evaluate(GREEDY_IN_OUR_RUNTIME, {
-        "folderUrl": f"{server}/models/{folder.name}/", "dtype": dtype,
-        "prompts": [run["promptIds"] for run in result["runs"]], "newTokens": NEW_TOKENS})
-    assert (ours["backend"], ours["dtype"]) == ("wasm", dtype)
+    assert [run["promptIds"] for run in result["runs"]] == tokenize_prompts(folder, transformers_js.PROMPTS)
+    ours = harness_page.evaluate(transformers_js.GREEDY_IN_OUR_RUNTIME, {
+        "folderUrl": f"{server}/models/{folder.name}/", "dtype": "fp16",
+        "prompts": [run["promptIds"] for run in result["runs"]], "newTokens": transformers_js.NEW_TOKENS})
+    assert (ours["backend"], ours["dtype"]) == ("wasm", "fp16")
     assert [run["tokens"] for run in result["runs"]] == ours["runs"], result["modelClass"]
-    assert_not_a_constant_stream(result["runs"])
+    transformers_js.assert_not_a_constant_stream(result["runs"])

@@ -33,7 +33,8 @@ async ({url, cache}) => {
   const feeds = {input_ids: ids([5, 7]), attention_mask: ids([1, 1])};
   if (session.inputNames.includes("position_ids")) feeds.position_ids = ids([0, 1]);
   for (const entry of cache) {
-    feeds[entry.input] = new ort.Tensor("float32", new Float32Array(entry.shape.reduce((a, b) => a * b, 1)), entry.shape);
+    const size = entry.shape.reduce((a, b) => a * b, 1);
+    feeds[entry.input] = new ort.Tensor("float32", new Float32Array(size), entry.shape);
   }
   try {
     const logits = (await session.run(feeds)).logits.data;
