@@ -129,9 +129,15 @@ def _export(loaded, out, dtypes, verify, bars) -> dict:
             with bars.phase("export smoothed fp32"):
                 sources["q8"] = _export_smoothed(arch, variant_for("q8"), Path(scratch))
         arch.release_model()  # the torch weights are no longer needed: free them before quantizing
-        for name, source in sources.items():
+        # A variant that starts from another one's graph (q4f16 from fp16) goes after it and reuses it.
+        for name in sorted(sources, key=lambda name: hasattr(variant_for(name), "starts_from")):
+            variant = variant_for(name)
+            base = getattr(variant, "starts_from", None)
             with bars.phase(f"quantize {name}"):
-                graph_files[name] = variant_for(name).quantize(source, out / variant_for(name).file)
+                if base in graph_files:
+                    graph_files[name] = variant.quantize_from(graph_files[base][0], out / variant.file)
+                else:
+                    graph_files[name] = variant.quantize(sources[name], out / variant.file)
 
     verification = {}
     if verify:

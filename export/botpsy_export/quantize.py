@@ -152,6 +152,7 @@ class BlockInt4Half(BlockInt4):
     name: ClassVar[str] = "q4f16"
     file: ClassVar[str] = "onnx/model_q4f16.onnx"
     requires: ClassVar[tuple] = ("shader-f16",)
+    starts_from: ClassVar[str] = "fp16"  # export_model passes that graph when it wrote it already
 
     def describe(self) -> str:
         return super().describe() + " on the fp16 graph (fp16 scales and activations)"
@@ -160,7 +161,11 @@ class BlockInt4Half(BlockInt4):
         with tempfile.TemporaryDirectory(dir=out_path.parent, prefix=".q4f16-") as scratch:
             half_path = Path(scratch) / "model_fp16.onnx"
             Fp16().quantize(fp32_path, half_path)
-            return super().quantize(half_path, out_path)
+            return self.quantize_from(half_path, out_path)
+
+    def quantize_from(self, fp16_path: Path, out_path: Path) -> list[Path]:
+        """Quantize an fp16 graph written by `Fp16` (skips converting the fp32 graph again)."""
+        return super().quantize(fp16_path, out_path)
 
 
 VARIANTS = {variant.name: variant for variant in (Fp32(), DynamicInt8(), BlockInt4(), Fp16(), BlockInt4Half())}
