@@ -37,7 +37,8 @@ export function createBotpsyEngine() {
       }
       const totalMs = performance.now() - started;
       return {tokens, ttftMs: firstTokenAt - started, totalMs, reusedTokens: stats?.reusedTokens ?? 0,
-              prefillMs: stats?.prefillMs ?? null};
+              prefillMs: stats?.prefillMs ?? null, decodeMs: stats?.decodeMs ?? null,
+              prefillPhaseMs: stats?.prefillPhaseMs ?? null, decodePhaseMs: stats?.decodePhaseMs ?? null};
     },
 
     async unload() {

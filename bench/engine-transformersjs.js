@@ -16,8 +16,18 @@ function splitFolderUrl(folderUrl) {
   return {localModelPath: path.slice(0, cut + 1), modelId: path.slice(cut + 1)};
 }
 
+// Times every session.run of a loaded model (for the "where the time goes" profile).
+function timeSessionRuns(session, runMs) {
+  const run = session.run.bind(session);
+  session.run = async (...args) => {
+    const started = performance.now();
+    try { return await run(...args); } finally { runMs.push(performance.now() - started); }
+  };
+}
+
 export function createTransformersJsEngine() {
   let model = null;
+  const runMs = [];  // durations of the session.run calls of the current generate
   return {
     name: "transformers.js",
 
@@ -31,6 +41,7 @@ export function createTransformersJsEngine() {
       env.backends.onnx.wasm.numThreads = threads;  // same thread count as ours, for a fair figure
       const started = performance.now();
       model = await AutoModelForCausalLM.from_pretrained(modelId, {dtype, device: backend});
+      timeSessionRuns(model.sessions.model, runMs);
       return {loadMs: performance.now() - started, backend, dtype, threads, reason: "transformers.js 4.3.2"};
     },
 
@@ -48,6 +59,7 @@ export function createTransformersJsEngine() {
         },
         end() {},
       };
+      runMs.length = 0;
       const started = performance.now();
       const output = await model.generate({
         input_ids: inputIds, attention_mask: attentionMask, max_new_tokens: maxTokens,
@@ -56,7 +68,7 @@ export function createTransformersJsEngine() {
       const totalMs = performance.now() - started;
       const all = Array.from(output.data ?? output.sequences?.data ?? [], Number);
       return {tokens: all.slice(promptIds.length), ttftMs: firstTokenAt - started, totalMs, reusedTokens: 0,
-              prefillMs: null};
+              prefillMs: null, runMs: runMs.slice()};
     },
 
     async unload() {

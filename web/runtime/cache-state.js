@@ -35,13 +35,26 @@ export function describeCache(manifest, session) {
 }
 
 export class TensorRefs {
-  constructor() { this.counts = new Map(); }
-  hold(tensor) { this.counts.set(tensor, (this.counts.get(tensor) ?? 0) + 1); return tensor; }
+  constructor() {
+    this.counts = new Map();
+    this.gpuTensorsDisposed = 0;  // running total, reported in generate's stats
+  }
+  hold(tensor) {
+    const held = this.counts.get(tensor);
+    if (held) held.count++;
+    else this.counts.set(tensor, {count: 1, onGpu: tensor.location === "gpu-buffer"});
+    return tensor;
+  }
   release(tensor) {
-    const count = (this.counts.get(tensor) ?? 1) - 1;
-    if (count > 0) { this.counts.set(tensor, count); return; }
+    const held = this.counts.get(tensor);
+    if (held && --held.count > 0) return;
     this.counts.delete(tensor);
-    if (tensor.location === "gpu-buffer") tensor.dispose();
+    // Where it was when held: a GPU tensor read back with getData() says "cpu"
+    // afterwards but keeps its GPU buffer until dispose().
+    if (held?.onGpu ?? tensor.location === "gpu-buffer") {
+      tensor.dispose();
+      this.gpuTensorsDisposed++;
+    }
   }
   releaseAll(tensors) { for (const tensor of tensors) this.release(tensor); }
 }
@@ -68,6 +81,13 @@ export class CacheState {
       this.tensors.set(entry.input, this.refs.hold(tensor));
     }
     this.length = 0;
+  }
+
+  /** How many live state tensors are where: {"cpu": n, "gpu-buffer": m}. */
+  locations() {
+    const counts = {};
+    for (const tensor of this.tensors.values()) counts[tensor.location] = (counts[tensor.location] ?? 0) + 1;
+    return counts;
   }
 
   /** The feeds for session.run. */

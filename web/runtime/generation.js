@@ -6,6 +6,7 @@ import {applyRepetitionPenalty, createRng, sampleToken, validateSamplingOptions}
 import {createLogitsProcessors} from "./logits-processors.js";
 import {StreamingDetokenizer} from "./tokenizer.js";
 import {StopStringFilter} from "./stop-strings.js";
+import {PhaseTimes} from "./phase-times.js";
 
 // Longest chunk given to the graph in one prefill call (bounds attention memory).
 const MAX_PREFILL_CHUNK = 1024;
@@ -58,18 +59,23 @@ export async function generate({runner, prefix, tokenizer, manifest}, promptIds,
   const eos = new Set(options.stopOnEos ? manifest.eos_token_ids ?? [] : []);
 
   const started = performance.now();
+  const prefillTimes = new PhaseTimes();
   const sessionMsBefore = runner.sessionMs;
   if (!options.reusePrefix) prefix.clear();
   const reusedTokens = await prefix.resumeFor(promptIds);
   const snapshotPoints = options.reusePrefix ? prefix.snapshotPoints(promptIds, reusedTokens) : [];
+  prefillTimes.mark("resume");
   let logits = null;
   for (const [start, end, snapshotAfter] of prefillChunks(promptIds, reusedTokens, snapshotPoints)) {
     if (hooks.isCancelled()) break;
-    logits = await runner.step(promptIds.slice(start, end));
+    logits = await runner.step(promptIds.slice(start, end), prefillTimes);
     if (snapshotAfter) prefix.take();
+    prefillTimes.mark("snapshot");
     await hooks.yieldToEvents();
+    prefillTimes.mark("yield");
   }
   if (options.reusePrefix) prefix.take();  // end of prompt
+  prefillTimes.mark("snapshot");
   const prefillMs = performance.now() - started;
 
   if (runner.processedIds.length < promptIds.length) {  // cancelled before the prompt was processed
@@ -82,7 +88,9 @@ export async function generate({runner, prefix, tokenizer, manifest}, promptIds,
   let generatedTokens = 0;
   let stopReason = StopReasons.MAX_TOKENS;
   const decodeStarted = performance.now();
+  const times = new PhaseTimes();
   await hooks.yieldToEvents();
+  times.mark("yield");
   for (;;) {
     if (hooks.isCancelled()) { stopReason = StopReasons.CANCELLED; break; }
     const rawLogits = options.returnLogits ? logits.slice() : undefined;
@@ -91,6 +99,7 @@ export async function generate({runner, prefix, tokenizer, manifest}, promptIds,
     const tokenId = sampleToken(logits, options, rng);
     for (const processor of processors) processor.accept(tokenId);
     generatedTokens++;
+    times.mark("sample");
     if (eos.has(tokenId)) {
       stopReason = StopReasons.EOS;
       hooks.onToken({tokenId, text: stops.finish(detokenizer.flush()), logits: rawLogits, special: true});
@@ -98,11 +107,14 @@ export async function generate({runner, prefix, tokenizer, manifest}, promptIds,
     }
     seen.push(tokenId);
     const {text, stopped} = stops.push(detokenizer.push(tokenId));
+    times.mark("detokenize");
     hooks.onToken({tokenId, text, logits: rawLogits});
+    times.mark("emit");
     if (stopped) { stopReason = StopReasons.STOP_STRING; break; }
     if (generatedTokens >= options.maxTokens) break;
-    logits = await runner.step([tokenId]);
+    logits = await runner.step([tokenId], times);
     await hooks.yieldToEvents();
+    times.mark("yield");
   }
   if (stopReason !== StopReasons.EOS && stopReason !== StopReasons.STOP_STRING) {
     const rest = stops.finish(detokenizer.flush());
@@ -118,5 +130,9 @@ export async function generate({runner, prefix, tokenizer, manifest}, promptIds,
     tokensPerSecond: generatedTokens > 1 ? (generatedTokens - 1) / (decodeMs / 1000) : 0,
     stopReason,
     modelMs: runner.sessionMs - sessionMsBefore,  // of prefillMs + decodeMs, the time inside onnxruntime
+    prefillPhaseMs: prefillTimes.toJSON(),  // prefillMs split the same way
+    cacheLocations: runner.cache.locations(),  // where the state lives now: {"gpu-buffer": n} on WebGPU
+    gpuTensorsDisposed: runner.refs.gpuTensorsDisposed,  // replaced GPU state tensors freed so far (running total)
+    decodePhaseMs: times.toJSON(),  // decodeMs split by phase: run (inside onnxruntime), feeds, outputs, sample, ...
   };
 }

@@ -2,6 +2,7 @@
 // session's own metadata (no per-architecture code), one call per chunk of
 // new tokens, returning the last position's logits.
 import {CacheState, TensorRefs, describeCache} from "./cache-state.js";
+import {NO_PHASE_TIMES} from "./phase-times.js";
 
 function inputRole(manifest, role) {
   return manifest.inputs?.[role] ?? null;
@@ -25,6 +26,8 @@ export class ModelRunner {
     };
     this.positionShape = this.#positionLeadingDims();
     this.#checkInputsCovered();
+    this.cacheOutputs = new Set(this.cache.entries.map((entry) => entry.output));
+    this.ones = new BigInt64Array(0);  // grown on demand; attention masks are views of it
   }
 
   static async create(ort, modelBytes, manifest, backend, externalData = []) {
@@ -62,8 +65,11 @@ export class ModelRunner {
 
   get vocabSize() { return this.manifest.vocab_size; }
 
-  /** Runs the model on new tokens after the processed ones; returns the last position's logits (a copy). */
-  async step(tokenIds) {
+  /**
+   * Runs the model on new tokens after the processed ones; returns the last position's logits (the caller owns them).
+   * `times` (a PhaseTimes) gets the feeds / run / outputs split.
+   */
+  async step(tokenIds, times = NO_PHASE_TIMES) {
     const {ort, names} = this;
     const past = this.cache.length;
     const count = tokenIds.length;
@@ -71,7 +77,7 @@ export class ModelRunner {
     const feeds = this.cache.feeds();
     feeds[names.inputIds] = new ort.Tensor("int64", BigInt64Array.from(tokenIds, BigInt), [1, count]);
     if (names.attentionMask) {
-      feeds[names.attentionMask] = new ort.Tensor("int64", new BigInt64Array(past + count).fill(1n), [1, past + count]);
+      feeds[names.attentionMask] = new ort.Tensor("int64", this.#onesView(past + count), [1, past + count]);
     }
     if (names.positionIds) {
       const copies = this.positionShape[0];
@@ -79,20 +85,31 @@ export class ModelRunner {
       for (let c = 0; c < copies; c++) for (let i = 0; i < count; i++) positions[c * count + i] = BigInt(past + i);
       feeds[names.positionIds] = new ort.Tensor("int64", positions, [...this.positionShape, count]);
     }
+    times.mark("feeds");
     const runStarted = performance.now();
     const outputs = await this.session.run(feeds);
     this.sessionMs += performance.now() - runStarted;
+    times.mark("run");
     const logitsTensor = outputs[names.logits];
+    // onnxruntime-web hands back a fresh array (copied out of the WASM heap or
+    // downloaded from the GPU) that nothing else holds: a view of it needs no copy.
     const data = logitsTensor.location === "cpu" ? logitsTensor.data : await logitsTensor.getData();
     const vocab = logitsTensor.dims[logitsTensor.dims.length - 1];
-    const logits = Float32Array.from(data.subarray(data.length - vocab));
+    const logits = data.length === vocab ? data : data.subarray(data.length - vocab);
     this.cache.adoptOutputs(outputs, past + count);
     for (const [name, tensor] of Object.entries(outputs)) {
-      if (name !== names.logits && !this.cache.entries.some((e) => e.output === name)) tensor.dispose?.();
+      if (name !== names.logits && !this.cacheOutputs.has(name)) tensor.dispose?.();
     }
     logitsTensor.dispose?.();
     for (const id of tokenIds) this.processedIds.push(id);
+    times.mark("outputs");
     return logits;
+  }
+
+  // A [length] view of ones, from one array grown by doubling (not a new array per step).
+  #onesView(length) {
+    if (this.ones.length < length) this.ones = new BigInt64Array(Math.max(length, 2 * this.ones.length)).fill(1n);
+    return this.ones.subarray(0, length);
   }
 
   async release() {
