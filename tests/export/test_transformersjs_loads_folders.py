@@ -10,6 +10,7 @@ engines run the same WASM kernels.
 """
 
 import numpy as np
+import onnx
 import pytest
 
 from botpsy_export.architectures import StateSpec
@@ -153,3 +154,33 @@ def test_qwen_graph_takes_no_position_ids_so_transformers_js_cannot_feed_wrong_o
             else:
                 assert len(inputs["position_ids"].type.tensor_type.shape.dim) == 2
                 assert manifest["inputs"]["position_ids"] == "position_ids"
+
+
+def _graph_returning_its_last_position(path, position_dims):
+    """A stateless graph whose 'logits' [1, seq, 1] are row 0 of position_ids, as floats."""
+    from onnx import TensorProto, helper
+
+    rows = position_dims[:-2]
+    nodes = [helper.make_node("Gather", ["position_ids", "row"], ["row0"], axis=0)] if rows else []
+    nodes += [helper.make_node("Cast", ["row0" if rows else "position_ids"], ["positions"], to=TensorProto.FLOAT),
+              helper.make_node("Unsqueeze", ["positions", "last_axis"], ["logits"])]
+    graph = helper.make_graph(
+        nodes, "positions",
+        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, [1, "sequence"]),
+         helper.make_tensor_value_info("attention_mask", TensorProto.INT64, [1, "total_sequence"]),
+         helper.make_tensor_value_info("position_ids", TensorProto.INT64, position_dims)],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, "sequence", 1])],
+        [helper.make_tensor("row", TensorProto.INT64, [], [0]),
+         helper.make_tensor("last_axis", TensorProto.INT64, [1], [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 9
+    onnx.save(model, path)
+    return path
+
+
+@pytest.mark.parametrize("position_dims", [[1, "sequence"], [3, 1, "sequence"]], ids=["1xseq", "3x1xseq"])
+def test_onnxruntime_stepper_feeds_positions_in_the_shape_the_graph_declares(tmp_path, position_dims):
+    stepper = OnnxStepper(_graph_returning_its_last_position(tmp_path / "g.onnx", position_dims), [])
+    assert stepper.input_feeds([4, 5])["position_ids"].shape == tuple(position_dims[:-1]) + (2,)
+    assert stepper.feed([4, 5, 6]) == 2.0
+    assert stepper.feed([7]) == 3.0
