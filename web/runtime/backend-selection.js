@@ -41,8 +41,12 @@ function dtypeNeeds(manifest, dtype) {
   return spec.requires ?? [];
 }
 
-function pickDtype(manifest, backend, requestedDtype) {
+// `withShaderF16`: the WebGPU adapter has shader-f16, so the manifest's
+// recommended_dtype_shader_f16 (an fp16 dtype) comes first when the folder has it.
+function pickDtype(manifest, backend, requestedDtype, withShaderF16 = false) {
   if (requestedDtype) return requestedDtype;
+  const f16Choice = withShaderF16 ? manifest.recommended_dtype_shader_f16?.[backend] : undefined;
+  if (f16Choice && manifest.dtypes?.[f16Choice]) return f16Choice;
   const recommended = manifest.recommended_dtype?.[backend];
   if (recommended && manifest.dtypes?.[recommended]) return recommended;
   if (manifest.dtypes?.fp32) return "fp32";
@@ -69,7 +73,7 @@ export async function chooseBackend(manifest, {backend = "auto", dtype} = {}, pr
   if (backend === "wasm") return wasmChoice("WASM requested: ");
 
   const gpu = await probe();
-  const gpuDtype = pickDtype(manifest, "webgpu", dtype);
+  const gpuDtype = pickDtype(manifest, "webgpu", dtype, gpu.available && gpu.shaderF16);
   const needsF16 = dtypeNeeds(manifest, gpuDtype).includes("shader-f16");
   let unusable = "";
   if (!gpu.available) unusable = `WebGPU unavailable (${gpu.reason})`;
