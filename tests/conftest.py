@@ -157,28 +157,32 @@ def foreign_server_url_if_started():
 
 @pytest.fixture(scope="session")
 def exported_model(models_dir):
-    """exported_model(name) -> folder exported with dtypes fp32, q8, q4 (once per session)."""
-    done: dict[str, Path] = {}
+    """exported_model(name, dtypes=TEST_DTYPES) -> folder exported with those dtypes (once per
+    session, and reused from BOTPSY_TEST_MODELS). The default set lives in models_dir/<name>;
+    another set in models_dir/<name>-<dtype>-<dtype>..."""
+    done: dict[tuple, Path] = {}
 
-    def get(name: str) -> Path:
-        if name in done:
-            return done[name]
-        out_dir = models_dir / name
+    def get(name: str, dtypes=TEST_DTYPES) -> Path:
+        dtypes = tuple(dtypes)
+        if (name, dtypes) in done:
+            return done[(name, dtypes)]
+        folder_name = name if dtypes == tuple(TEST_DTYPES) else f"{name}-{'-'.join(dtypes)}"
+        out_dir = models_dir / folder_name
         manifest = out_dir / "manifest.json"
         if not manifest.is_file():
             from botpsy_export.api import export_model
 
             # Export beside the target and rename at the end, so a run sharing
             # BOTPSY_TEST_MODELS never sees (or deletes) a half-written folder.
-            partial = models_dir / f".{name}.partial-{os.getpid()}"
+            partial = models_dir / f".{folder_name}.partial-{os.getpid()}"
             shutil.rmtree(partial, ignore_errors=True)
-            export_model(name, partial, dtypes=TEST_DTYPES, verify=True, progress=False)
+            export_model(name, partial, dtypes=dtypes, verify=True, progress=False)
             if manifest.is_file():  # another run finished first
                 shutil.rmtree(partial)
             else:
                 shutil.rmtree(out_dir, ignore_errors=True)
                 partial.rename(out_dir)
-        done[name] = out_dir
+        done[(name, dtypes)] = out_dir
         return out_dir
 
     return get

@@ -5,8 +5,6 @@ recommends them to a backend that may be unable to run them."""
 
 import itertools
 import json
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -29,30 +27,14 @@ STATE_OPS = {"LinearAttention", "CausalConvWithState"}
 RUN_IN_WEB = Path(__file__).with_name("run_in_ort_web.mjs")
 
 
-def export_half_folder(models_dir: Path, name: str) -> Path:
-    """`name` exported with fp32, q4, fp16 and q4f16 into models_dir/<name>-half (reused when present)."""
-    from botpsy_export.api import export_model
-
-    out_dir = models_dir / f"{name}-half"
-    manifest = out_dir / "manifest.json"
-    if manifest.is_file() and set(json.loads(manifest.read_text())["dtypes"]) == set(EXPORTED_DTYPES):
-        return out_dir
-    partial = models_dir / f".{name}-half.partial-{os.getpid()}"
-    shutil.rmtree(partial, ignore_errors=True)
-    export_model(name, partial, dtypes=EXPORTED_DTYPES, verify=True, progress=False)
-    shutil.rmtree(out_dir, ignore_errors=True)
-    partial.rename(out_dir)
-    return out_dir
-
-
 @pytest.fixture(scope="module", params=BUILTIN_MODELS)
-def half_folder(request, models_dir):
-    return export_half_folder(models_dir, request.param)
+def half_folder(request, exported_model):
+    return exported_model(request.param, EXPORTED_DTYPES)
 
 
 @pytest.fixture(scope="module")
-def tiny_half_folder(models_dir):
-    return export_half_folder(models_dir, "tiny-qwen3.5")
+def tiny_half_folder(exported_model):
+    return exported_model("tiny-qwen3.5", EXPORTED_DTYPES)
 
 
 def _types_of_values(graph: onnx.GraphProto) -> dict:

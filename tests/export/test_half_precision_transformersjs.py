@@ -9,15 +9,15 @@ import pytest
 from botpsy_web.verify_browser import tokenize_prompts
 
 from .conftest import BUILTIN_MODELS
-from .test_half_precision import export_half_folder
+from .test_half_precision import EXPORTED_DTYPES
 from . import test_transformersjs_loads_folders as transformers_js
 
 harness_page = transformers_js.harness_page  # the same guarded page fixture
 
 
 @pytest.mark.parametrize("model_name", BUILTIN_MODELS)
-def test_fp16_generates_in_transformers_js_what_our_runtime_generates(harness_page, server, models_dir, model_name):
-    folder = export_half_folder(models_dir, model_name)
+def test_fp16_generates_in_transformers_js_what_our_runtime_generates(harness_page, server, exported_model, model_name):
+    folder = exported_model(model_name, EXPORTED_DTYPES)
     result = transformers_js.greedy_in_transformers_js(harness_page, folder, "fp16")
 
     assert [run["promptIds"] for run in result["runs"]] == tokenize_prompts(folder, transformers_js.PROMPTS)

@@ -4,8 +4,6 @@ f16 dtype runs on WebGPU only where the adapter has shader-f16, falls back to WA
 fp16 graphs) otherwise, and in both cases generates what onnxruntime in Python generates."""
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -49,21 +47,9 @@ async ({url, cache}) => {
 
 
 @pytest.fixture(scope="module")
-def half_folder(models_dir) -> Path:
-    """tiny-qwen3.5 with fp32, q4, fp16 and q4f16 in models_dir/<name>-half, like tests/export's
-    test_half_precision.py writes it (reused when present)."""
-    from botpsy_export.api import export_model
-
-    out_dir = models_dir / f"{MODEL}-half"
-    manifest = out_dir / "manifest.json"
-    if manifest.is_file() and set(json.loads(manifest.read_text())["dtypes"]) == set(EXPORTED_DTYPES):
-        return out_dir
-    partial = models_dir / f".{MODEL}-half.partial-{os.getpid()}"
-    shutil.rmtree(partial, ignore_errors=True)
-    export_model(MODEL, partial, dtypes=EXPORTED_DTYPES, verify=True, progress=False)
-    shutil.rmtree(out_dir, ignore_errors=True)
-    partial.rename(out_dir)
-    return out_dir
+def half_folder(exported_model) -> Path:
+    """tiny-qwen3.5 with fp32, q4, fp16 and q4f16 (the same folder tests/export's half-precision tests use)."""
+    return exported_model(MODEL, EXPORTED_DTYPES)
 
 
 @pytest.fixture(scope="module")
