@@ -19,8 +19,9 @@ const int64 = (values) => new ort.Tensor("int64", BigInt64Array.from(values.map(
 const range = (start, count) => Array.from({ length: count }, (_, i) => start + i);
 
 async function step(session, state, ids) {
-  const feeds = { input_ids: int64(ids), attention_mask: int64(range(0, state.length + ids.length).map(() => 1)),
-                  position_ids: int64(range(state.length, ids.length)) };
+  const feeds = { input_ids: int64(ids), attention_mask: int64(range(0, state.length + ids.length).map(() => 1)) };
+  // Only graphs that declare it take position_ids (qwen3_5 graphs count the attention mask).
+  if (session.inputNames.includes("position_ids")) feeds.position_ids = int64(range(state.length, ids.length));
   manifest.cache.forEach((entry, i) => { feeds[entry.input] = state.tensors[i]; });
   const out = await session.run(feeds);
   const logits = out.logits.data;
