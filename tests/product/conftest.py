@@ -1,5 +1,6 @@
 """Fixtures for the product tests: the app server and helpers for looking at the page."""
 
+import re
 import json
 from pathlib import Path
 
@@ -74,3 +75,8 @@ def scripted_model():
 @pytest.fixture(scope="session")
 def tool_call_text():
     return xml_call
+
+
+def model_option(page, name: str):
+    """The model picker's radio for the folder `name` exactly (not `name-fp16...` beside it)."""
+    return page.get_by_role("radio", name=re.compile(rf"^{re.escape(name)}(\s|$)"))

@@ -9,6 +9,8 @@ import json
 
 import pytest
 
+from .conftest import model_option
+
 MODEL = "tiny-qwen3.5"
 
 
@@ -36,7 +38,7 @@ def test_loading_shows_download_progress_stages_and_the_backend(chat_page, artif
         const text = document.getElementById('progress-text');
         new MutationObserver(() => window.progressSeen.push(text.textContent)).observe(text, {childList: true, characterData: true, subtree: true});
     }""")
-    page.get_by_role("radio", name=MODEL).check()
+    model_option(page, MODEL).check()
     page.get_by_label("Precision").select_option("q8")
     page.get_by_label("Backend").select_option("wasm")
     page.get_by_role("button", name="Load model").click()

@@ -9,11 +9,13 @@ import pytest
 
 from botpsy_web import REPO_ROOT
 
+from .conftest import model_option
+
 MODEL = "tiny-qwen3.5"
 
 
 def load_model(page, name=MODEL):
-    page.get_by_role("radio", name=name).check()
+    model_option(page, name).check()
     page.get_by_label("Backend").select_option("wasm")
     page.get_by_role("button", name="Load model").click()
     page.locator("#load-progress[data-state='ready']").wait_for()

@@ -11,6 +11,8 @@ import json
 import pytest
 from playwright.sync_api import expect
 
+from .conftest import model_option
+
 MODEL = "tiny-qwen3.5"  # its folder gives the real chat template and tool-call format
 
 
@@ -43,7 +45,7 @@ def episode_page(browser, open_guarded_page, app_server, exported_model, agent_b
     ])
     page.set_default_timeout(120_000)
     page.goto(f"{app_server}/")
-    page.get_by_role("radio", name=MODEL).check()
+    model_option(page, MODEL).check()
     page.get_by_role("button", name="Load model").click()
     page.locator("#load-progress[data-state='ready']").wait_for()
     yield page
