@@ -10,6 +10,7 @@ import pytest
 
 from botpsy_web import REPO_ROOT
 from botpsy_web.serve import serve_in_background
+from botpsy_web.verify_browser import open_harness
 
 CHROMIUM_PATH = os.environ.get("BOTPSY_CHROMIUM", "/usr/lib/chromium/chromium")
 CHROMIUM_ARGS = [
@@ -186,3 +187,15 @@ def exported_model(models_dir):
         return out_dir
 
     return get
+
+
+@pytest.fixture(scope="module")
+def runtime_page(browser, open_guarded_page, server):
+    """web/runtime's harness page, once per module: cross-origin isolated, exposing
+    window.botpsyRuntime.ModelClient, guarded so that no request leaves the test servers."""
+    context, page, guard = open_guarded_page(browser)
+    page.set_default_timeout(300_000)
+    open_harness(page, server)
+    yield page
+    context.close()
+    guard.assert_clean()

@@ -12,16 +12,14 @@ from .conftest import BUILTIN_MODELS
 from .test_half_precision import EXPORTED_DTYPES
 from . import test_transformersjs_loads_folders as transformers_js
 
-harness_page = transformers_js.harness_page  # the same guarded page fixture
-
 
 @pytest.mark.parametrize("model_name", BUILTIN_MODELS)
-def test_fp16_generates_in_transformers_js_what_our_runtime_generates(harness_page, server, exported_model, model_name):
+def test_fp16_generates_in_transformers_js_what_our_runtime_generates(runtime_page, server, exported_model, model_name):
     folder = exported_model(model_name, EXPORTED_DTYPES)
-    result = transformers_js.greedy_in_transformers_js(harness_page, folder, "fp16")
+    result = transformers_js.greedy_in_transformers_js(runtime_page, folder, "fp16")
 
     assert [run["promptIds"] for run in result["runs"]] == tokenize_prompts(folder, transformers_js.PROMPTS)
-    ours = harness_page.evaluate(transformers_js.GREEDY_IN_OUR_RUNTIME, {
+    ours = runtime_page.evaluate(transformers_js.GREEDY_IN_OUR_RUNTIME, {
         "folderUrl": f"{server}/models/{folder.name}/", "dtype": "fp16",
         "prompts": [run["promptIds"] for run in result["runs"]], "newTokens": transformers_js.NEW_TOKENS})
     assert (ours["backend"], ours["dtype"]) == ("wasm", "fp16")

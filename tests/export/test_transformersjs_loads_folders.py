@@ -15,7 +15,7 @@ import pytest
 
 from botpsy_export.architectures import StateSpec
 from botpsy_export.runner import OnnxStepper
-from botpsy_web.verify_browser import open_harness, tokenize_prompts
+from botpsy_web.verify_browser import tokenize_prompts
 
 from .conftest import BUILTIN_MODELS, load_graph_without_weights, read_manifest
 
@@ -79,17 +79,6 @@ async ({folderUrl, dtype, prompts, newTokens}) => {
 """
 
 
-@pytest.fixture(scope="module")
-def harness_page(browser, open_guarded_page, server):
-    """web/runtime's harness page (exposes ModelClient), guarded: nothing may leave the test server."""
-    context, page, guard = open_guarded_page(browser)
-    page.set_default_timeout(300_000)
-    open_harness(page, server)
-    yield page
-    context.close()
-    guard.assert_clean()
-
-
 def greedy_in_transformers_js(page, folder, dtype):
     return page.evaluate(GREEDY_IN_TRANSFORMERS_JS, {
         "library": TRANSFORMERS_JS, "wasmPaths": ITS_ONNXRUNTIME_WEB, "modelId": folder.name,
@@ -112,9 +101,9 @@ def greedy_in_onnxruntime_python(folder, dtype, prompt_ids):
 
 
 @pytest.mark.parametrize("model_name", BUILTIN_MODELS)
-def test_fp32_greedy_tokens_equal_onnxruntime_python(harness_page, exported_model, model_name):
+def test_fp32_greedy_tokens_equal_onnxruntime_python(runtime_page, exported_model, model_name):
     folder = exported_model(model_name)
-    result = greedy_in_transformers_js(harness_page, folder, "fp32")
+    result = greedy_in_transformers_js(runtime_page, folder, "fp32")
 
     assert [run["promptIds"] for run in result["runs"]] == tokenize_prompts(folder, PROMPTS)
     for run in result["runs"]:
@@ -124,11 +113,11 @@ def test_fp32_greedy_tokens_equal_onnxruntime_python(harness_page, exported_mode
 
 
 @pytest.mark.parametrize("model_name", BUILTIN_MODELS)
-def test_q8_greedy_tokens_equal_our_runtime(harness_page, server, exported_model, model_name):
+def test_q8_greedy_tokens_equal_our_runtime(runtime_page, server, exported_model, model_name):
     folder = exported_model(model_name)
-    result = greedy_in_transformers_js(harness_page, folder, "q8")
+    result = greedy_in_transformers_js(runtime_page, folder, "q8")
 
-    ours = harness_page.evaluate(GREEDY_IN_OUR_RUNTIME, {
+    ours = runtime_page.evaluate(GREEDY_IN_OUR_RUNTIME, {
         "folderUrl": f"{server}/models/{folder.name}/", "dtype": "q8",
         "prompts": [run["promptIds"] for run in result["runs"]], "newTokens": NEW_TOKENS})
     assert ours["dtype"] == "q8" and ours["backend"] == "wasm"
