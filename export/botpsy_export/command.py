@@ -21,7 +21,19 @@ def register(subparsers):
     parser.set_defaults(func=run)
 
 
+class _OptionalKernelAdviceFilter:
+    """Drops transformers' advice to install CUDA kernel packages (causal_conv1d,
+    flash-linear-attention): the export runs the PyTorch reference on the CPU once, for
+    verification, where the reference implementation is what it wants."""
+
+    def filter(self, record) -> bool:
+        return "falling back to its reference PyTorch implementation" not in record.getMessage()
+
+
 def run(args) -> int:
+    import logging
+
+    logging.getLogger("transformers.integrations.hub_kernels").addFilter(_OptionalKernelAdviceFilter())
     from .api import export_model
     from .errors import ExportError, VerificationFailedError
     from .summary import format_summary
