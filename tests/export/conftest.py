@@ -9,6 +9,24 @@ import pytest
 BUILTIN_MODELS = ["tiny-qwen3.5", "smollm2-135m"]
 
 
+def tiny_vision_language_model(seed: int):
+    """tiny-qwen3.5's text model inside the layout BotPsy's release uses
+    (Qwen3_5ForConditionalGeneration, with a toy vision tower), random weights from `seed`."""
+    import torch
+    from transformers import Qwen3_5Config, Qwen3_5ForConditionalGeneration
+
+    from botpsy_export.builtins import tiny_qwen_config
+
+    torch.manual_seed(seed)
+    config = Qwen3_5Config(
+        text_config=tiny_qwen_config().to_dict(),
+        vision_config={"depth": 1, "hidden_size": 32, "intermediate_size": 64, "num_heads": 2,
+                       "out_hidden_size": 64, "patch_size": 4, "num_position_embeddings": 16},
+        tie_word_embeddings=True,
+    )
+    return Qwen3_5ForConditionalGeneration(config).eval()
+
+
 def read_manifest(folder):
     return json.loads((folder / "manifest.json").read_text())
 

@@ -4,29 +4,17 @@ and BotPsy's released vision-language Qwen3_5ForConditionalGeneration (its langu
 import json
 
 import pytest
-import torch
 
 from botpsy_export.api import export_model
-from botpsy_export.builtins import build_tiny_qwen, tiny_qwen_config
+from botpsy_export.builtins import build_tiny_qwen
 
-
-def _tiny_vision_language_model():
-    from transformers import Qwen3_5Config, Qwen3_5ForConditionalGeneration
-
-    torch.manual_seed(7)
-    config = Qwen3_5Config(
-        text_config=tiny_qwen_config().to_dict(),
-        vision_config={"depth": 1, "hidden_size": 32, "intermediate_size": 64, "num_heads": 2,
-                       "out_hidden_size": 64, "patch_size": 4, "num_position_embeddings": 16},
-        tie_word_embeddings=True,
-    )
-    return Qwen3_5ForConditionalGeneration(config).eval()
+from .conftest import tiny_vision_language_model
 
 
 @pytest.mark.parametrize("layout", ["causal_lm", "conditional_generation"])
 def test_local_qwen_folder_exports_and_matches_pytorch(layout, tmp_path):
     text_model, tokenizer = build_tiny_qwen()
-    model = text_model if layout == "causal_lm" else _tiny_vision_language_model()
+    model = text_model if layout == "causal_lm" else tiny_vision_language_model(seed=7)
     source = tmp_path / layout
     model.save_pretrained(source)
     tokenizer.save_pretrained(source)

@@ -19,9 +19,10 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-import torch
 
-from botpsy_export.builtins import build_tiny_qwen, tiny_qwen_config
+from botpsy_export.builtins import build_tiny_qwen
+
+from .conftest import tiny_vision_language_model
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 RELEASE = "botpsy-test/BotPsy-tiny"
@@ -137,17 +138,8 @@ class UnpicklingCanary:
 def _release_layout_checkpoint(folder: Path, canary: Path):
     """tiny-qwen3.5 saved as BotPsy's release is: Qwen3_5ForConditionalGeneration, safetensors;
     plus a pickle next to it, as some repos keep both."""
-    from transformers import Qwen3_5Config, Qwen3_5ForConditionalGeneration
-
     _, tokenizer = build_tiny_qwen()
-    torch.manual_seed(11)
-    config = Qwen3_5Config(
-        text_config=tiny_qwen_config().to_dict(),
-        vision_config={"depth": 1, "hidden_size": 32, "intermediate_size": 64, "num_heads": 2,
-                       "out_hidden_size": 64, "patch_size": 4, "num_position_embeddings": 16},
-        tie_word_embeddings=True,
-    )
-    Qwen3_5ForConditionalGeneration(config).eval().save_pretrained(folder)
+    tiny_vision_language_model(seed=11).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     (folder / "README.md").write_text("# BotPsy tiny (test)\n")
     (folder / "pytorch_model.bin").write_bytes(pickle.dumps(UnpicklingCanary(canary)))
