@@ -8,6 +8,7 @@ import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 
+from .appending_graph import write_appending_graph
 from .errors import ExportError, OutOfDiskError, VerificationFailedError
 from .folder import MANIFEST, describe_files, write_json, write_model_configs, write_tokenizer_files
 from .progress import Progress
@@ -70,6 +71,13 @@ def export_loaded(loaded: LoadedSource, out_dir, dtypes=("fp32", "q8", "q4"), ve
             f"fp32 parity failed: max |logit diff| {fp32_result['max_abs_logit_diff']}, "
             f"greedy match {fp32_result['greedy_match']} (see {out / MANIFEST})"
         )
+    for name, result in manifest.get("verification", {}).items():
+        appending = result.get("appending")
+        if appending is not None and not appending["passed"]:
+            raise VerificationFailedError(
+                f"the {name} appending graph disagrees with the {name} standard graph: "
+                f"{appending['same_buffers']} fed the same buffers, {appending['vs_standard']} run as usual; "
+                f"{appending['criteria']} (see {out / MANIFEST})")
     return manifest
 
 
@@ -107,9 +115,8 @@ def _export(loaded, out, dtypes, verify, bars) -> dict:
     _check_free_space(out, sum(p.numel() for p in arch.model.parameters()))
     (out / "onnx").mkdir(parents=True, exist_ok=True)
 
-    with bars.phase("write tokenizer+config"):
+    with bars.phase("write tokenizer"):
         write_tokenizer_files(arch, out)
-        write_model_configs(arch, out)
 
     reference = None
     if verify:
@@ -139,15 +146,18 @@ def _export(loaded, out, dtypes, verify, bars) -> dict:
                 else:
                     graph_files[name] = variant.quantize(sources[name], out / variant.file)
 
+    with bars.phase("appending graphs"):
+        appending_files = {name: write_appending_graph(graph_files[name][0], arch.state_specs()) for name in dtypes}
     verification = {}
     if verify:
-        verification = _verify(arch, dtypes, graph_files, reference, bars)
+        verification = _verify(arch, dtypes, graph_files, appending_files, reference, bars)
     if "fp32" not in dtypes:
         for path in fp32_files:
             path.unlink()
         del graph_files["fp32"]
+    write_model_configs(arch, out, {name: graph_files[name] for name in dtypes})
 
-    return _manifest(loaded, arch, out, dtypes, graph_files, verification)
+    return _manifest(loaded, arch, out, dtypes, graph_files, appending_files, verification)
 
 
 def _smoothing_alpha(arch, variant):
@@ -164,20 +174,25 @@ def _export_smoothed(arch, variant, scratch: Path) -> Path:
     return export_fp32(arch, scratch / "model.onnx")[0]
 
 
-def _verify(arch, dtypes, graph_files, reference, bars) -> dict:
+def _verify(arch, dtypes, graph_files, appending_files, reference, bars) -> dict:
     from .verify import verify_graph
+    from .verify_appending import verify_appending_graph
 
     results = {}
     for name in (["fp32"] if "fp32" not in dtypes else []) + dtypes:
         with bars.phase(f"verify {name}"):
             results[name] = verify_graph(graph_files[name][0], arch, reference, name)
+            if name in appending_files:
+                results[name]["appending"] = verify_appending_graph(
+                    graph_files[name][0], appending_files[name], arch.state_specs(), reference.prompt_ids, name)
     return results
 
 
-def _manifest(loaded, arch, out, dtypes, graph_files, verification) -> dict:
+def _manifest(loaded, arch, out, dtypes, graph_files, appending_files, verification) -> dict:
     dtype_entries = {
         name: {"file": variant_for(name).file,
                "files": [p.relative_to(out).as_posix() for p in graph_files[name]],
+               "appending_file": appending_files[name].relative_to(out).as_posix(),
                "requires": list(getattr(variant_for(name), "requires", ())),
                "quantization": variant_for(name).describe()}
         for name in dtypes

@@ -23,3 +23,7 @@ class OutOfDiskError(ExportError):
 
 class VerificationFailedError(ExportError):
     """fp32 parity failed: the exported graph does not compute what PyTorch computes."""
+
+
+class AppendingGraphError(ExportError):
+    """A cache output of the graph is not Concat(past, new): no appending graph can be made."""

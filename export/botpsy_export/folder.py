@@ -30,15 +30,33 @@ def write_tokenizer_files(arch: Architecture, out: Path) -> list[str]:
     return ["tokenizer.json", "tokenizer_config.json"]
 
 
-def write_model_configs(arch: Architecture, out: Path) -> list[str]:
+def write_model_configs(arch: Architecture, out: Path, graph_files: dict) -> list[str]:
+    """config.json and generation_config.json; `graph_files` maps each dtype to the files of
+    its standard graph (the graph, then its external data)."""
     config = arch.config.to_dict()
     config.pop("quantization_config", None)  # describes the GGUF source, not this folder
     config["eos_token_id"] = arch.eos_token_ids()
+    config["transformers.js_config"] = transformers_js_config(graph_files)
     write_json(out / "config.json", config)
     generation = {"bos_token_id": arch.bos_token_id(), "eos_token_id": arch.eos_token_ids(),
                   "pad_token_id": arch.tokenizer.pad_token_id, "do_sample": False}
     write_json(out / "generation_config.json", {k: v for k, v in generation.items() if v is not None})
     return ["config.json", "generation_config.json"]
+
+
+def transformers_js_config(graph_files: dict) -> dict:
+    """transformers.js 4.3.2 fetches `<graph>_data` (then `_data_1`, ...) only when
+    `use_external_data_format` names the graph file with its number of data files."""
+    external = {}
+    for files in graph_files.values():
+        graph, *data = files
+        expected = [graph.name + "_data" + (f"_{i}" if i else "") for i in range(len(data))]
+        if [path.name for path in data] != expected:
+            raise ValueError(f"{graph.name}: external data files {[p.name for p in data]} are not named "
+                             f"as transformers.js expects ({expected})")
+        if data:
+            external[graph.name] = len(data)
+    return {"use_external_data_format": external}
 
 
 def sha256_of(path: Path) -> str:

@@ -12,6 +12,7 @@ on every edge between an fp16 node and a node kept in fp32. Kept in fp32, and wh
   norms square activations, and an outlier channel of ~300 already overflows fp16 (max 65504);
 - the RoPE angles (`Cos`, `Sin` and every node that feeds them): position x frequency rounded
   to fp16 is off by up to 0.125 rad at position 300 and by up to 8 rad at position 30000;
+- the Concat(past, new) that makes a key/value cache output (`cache_output_concats`);
 - every node fed only by the above (a norm's `+ eps` and `1 / sqrt`, the DeltaNet decay
   `-exp(A) * softplus(..)`, q/k/v from the DeltaNet conv to the recurrence): cheap elementwise work.
 Everything else (the MatMuls, the embedding, attention, the MLP) runs in fp16. The converter
@@ -39,6 +40,7 @@ def fp32_node_names(model: onnx.ModelProto) -> list[str]:
     nodes = model.graph.node
     producers = {output: node for node in nodes for output in node.output}
     keep = {node.name for node in nodes if node.op_type in FP32_OP_TYPES}
+    keep |= {node.name for node in cache_output_concats(model)}
     pending = [node for node in nodes if node.op_type in FP32_WITH_ANCESTORS_OP_TYPES]
     while pending:
         node = pending.pop()
@@ -57,6 +59,16 @@ def fp32_node_names(model: onnx.ModelProto) -> list[str]:
     keep |= {node.name for node in nodes if node.op_type == "Constant"
              and users.get(node.output[0]) and users[node.output[0]] <= keep}  # e.g. eps: not rounded
     return sorted(keep)
+
+
+def cache_output_concats(model: onnx.ModelProto) -> list:
+    """The Concat(past, new) nodes that make a graph output (a key/value cache).
+
+    Kept fp32, so they read the float32 past input as is: the appending graph
+    (`appending_graph.py`) replaces each by its new part alone, and that stays a plain
+    pattern. The values are the same: the past went through fp16 and back, exactly."""
+    outputs = {value.name for value in model.graph.output}
+    return [node for node in model.graph.node if node.op_type == "Concat" and node.output[0] in outputs]
 
 
 def drop_round_trip_casts(model: onnx.ModelProto, fp32_nodes) -> int:
@@ -88,7 +100,29 @@ def drop_round_trip_casts(model: onnx.ModelProto, fp32_nodes) -> int:
             if name in bypassed:
                 node.input[index] = bypassed[name]
     _remove_unused_nodes(graph)
+    _name_outputs_at_their_producers(graph)
     return pairs
+
+
+def _name_outputs_at_their_producers(graph):
+    """Fold each Identity that only renames a value into a graph output: the node making the
+    value gets the output's name (the cache Concat stays a Concat that makes `present.*`)."""
+    graph_outputs = {value.name for value in graph.output}
+    producers = {name: node for node in graph.node for name in node.output}
+    uses = {}
+    for node in graph.node:
+        for name in node.input:
+            uses[name] = uses.get(name, 0) + 1
+    for identity in [node for node in graph.node if node.op_type == "Identity"]:
+        value, output = identity.input[0], identity.output[0]
+        producer = producers.get(value)
+        if output in graph_outputs and producer is not None and uses[value] == 1 and value not in graph_outputs:
+            producer.output[list(producer.output).index(value)] = output
+            for info in graph.value_info:
+                if info.name == value:
+                    graph.value_info.remove(info)
+                    break
+            graph.node.remove(identity)
 
 
 def _cast_target(node) -> int:
@@ -125,4 +159,39 @@ def to_half_precision(fp32_path: Path) -> onnx.ModelProto:
     del skeleton
     half = convert_float_to_float16(str(fp32_path), keep_io_types=True, node_block_list=fp32_nodes)
     drop_round_trip_casts(half, set(fp32_nodes))
+    sort_topologically(half.graph)
     return half
+
+
+def sort_topologically(graph):
+    """Reorder the nodes so each comes after the producers of its inputs, as the ONNX spec
+    (and onnx.checker) wants: the converter appends the Casts it inserts at the end.
+    Kahn's algorithm, keeping the original order among nodes that are ready."""
+    import heapq
+
+    nodes = list(graph.node)
+    producer = {name: index for index, node in enumerate(nodes) for name in node.output}
+    waiting_on = [0] * len(nodes)
+    dependents = [[] for _ in nodes]
+    for index, node in enumerate(nodes):
+        for name in set(node.input):
+            if name in producer:
+                waiting_on[index] += 1
+                dependents[producer[name]].append(index)
+    ready = [index for index, count in enumerate(waiting_on) if count == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        index = heapq.heappop(ready)
+        order.append(index)
+        for dependent in dependents[index]:
+            waiting_on[dependent] -= 1
+            if waiting_on[dependent] == 0:
+                heapq.heappush(ready, dependent)
+    if len(order) != len(nodes):
+        raise ValueError("the graph has a cycle: its nodes cannot be sorted")
+    copies = [onnx.NodeProto() for _ in order]
+    for copy, index in zip(copies, order):
+        copy.CopyFrom(nodes[index])
+    del graph.node[:]
+    graph.node.extend(copies)

@@ -10,6 +10,14 @@ def _size(size: int) -> str:
         size /= 1024
 
 
+def _appending_status(name: str, entry: dict, result) -> str:
+    if result is None:
+        return f"{name} unverified"
+    status = "ok" if result["passed"] else "FAILED"
+    return (f"{name} {status} (max|dlogit| {result['same_buffers']['max_abs_logit_diff']:.3g} same buffers, "
+            f"{result['vs_standard']['max_abs_logit_diff']:.3g} vs standard)")
+
+
 def format_summary(manifest: dict, out_dir) -> str:
     lines = [f"Exported {manifest['source']} ({manifest['architecture']}) to {Path(out_dir)} "
              f"in {manifest.get('export_seconds', '?')} s"]
@@ -27,6 +35,10 @@ def format_summary(manifest: dict, out_dir) -> str:
         else:
             figures = f"{'-':>12} {'-':>7} {'-':>6}  {'unverified':<6}"
         lines.append(f"{name:<6} {_size(size):>10}  {figures}  {entry['file']}")
+    appending = [_appending_status(name, entry, verification.get(name, {}).get("appending"))
+                 for name, entry in manifest["dtypes"].items() if entry.get("appending_file")]
+    if appending:
+        lines.append("appending graphs (WASM, same weights): " + ", ".join(appending))
     others = sorted(f for f in files if not f.startswith("onnx/"))
     lines.append("")
     lines.append("other files: " + ", ".join(f"{f} ({_size(files[f]['size'])})" for f in others))

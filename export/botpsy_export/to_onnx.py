@@ -1,6 +1,7 @@
 """Trace an architecture's graph module to an fp32 ONNX file that onnxruntime-web 1.30 accepts."""
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -11,7 +12,6 @@ from .architectures import Architecture
 
 OPSET = 18
 MAX_IR_VERSION = 10  # onnxruntime-web 1.30 rejects IR > 13; opset 18 needs >= 8
-EXTERNAL_DATA_THRESHOLD = int(1.8 * 2**30)
 ALIGNMENT = 4096  # external tensors start on page boundaries (mmap-friendly)
 COPY_BLOCK = 64 * 2**20
 TRACE_PAST_LENGTH = 3
@@ -57,23 +57,20 @@ def _dynamic_axes(arch: Architecture) -> dict:
 
 
 def save_model(model: onnx.ModelProto, path: Path) -> list[Path]:
-    """Save, with external data only when the graph needs it; returns the files written."""
+    """Save with the weights in `<name>_data` beside the graph; returns the files written.
+
+    Always external, even for small graphs: the appending graph (`appending_graph.py`) is
+    saved beside it and points at the same weights file, so the weights are downloaded once.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     model.ir_version = min(model.ir_version, MAX_IR_VERSION)
     data_name = path.name + "_data"
     if os.path.exists(path.parent / data_name):
         os.remove(path.parent / data_name)
-    if _weight_bytes(model) > EXTERNAL_DATA_THRESHOLD or _has_external_data(model):
-        onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
-                        location=data_name, size_threshold=1024)
-        return [path, path.parent / data_name]
-    onnx.save_model(model, path)
-    return [path]
-
-
-def _weight_bytes(model: onnx.ModelProto) -> int:
-    """Initializer bytes, summed per tensor (ModelProto.ByteSize fails past 2 GB)."""
-    return sum(tensor.ByteSize() for tensor in model.graph.initializer)
+    onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
+                    location=data_name, size_threshold=1024)
+    shutil.copymode(path, path.parent / data_name)  # onnx creates it owner-only; it is served like the graph
+    return [path, path.parent / data_name]
 
 
 def _all_tensors(model: onnx.ModelProto):
