@@ -16,7 +16,7 @@ async ({key, folderUrl, backend, dtype}) => {
   const stages = [];
   const info = await client.load(folderUrl, {backend, dtype, onProgress: (p) => stages.push(p.stage)});
   return {backend: info.backend, dtype: info.dtype, threads: info.threads, reason: info.reason,
-          architecture: info.architecture, eosTokenIds: info.eosTokenIds, stages};
+          cacheMode: info.cacheMode, architecture: info.architecture, eosTokenIds: info.eosTokenIds, stages};
 }
 """
 
@@ -34,6 +34,36 @@ async ({key, prompt, options}) => {
 }
 """
 
+# Like GENERATE, but keeps each token's logits in the page under `label` (for
+# LOGIT_DIFF) instead of sending them back.
+GENERATE_KEEPING_LOGITS = """
+async ({key, label, prompt, options}) => {
+  const client = window.clients[key];
+  let stats = null;
+  const tokens = [], logits = [];
+  for await (const chunk of client.generate(prompt, {...options, returnLogits: true, onStats: (s) => { stats = s; }})) {
+    if (chunk.tokenId === null) continue;
+    tokens.push(chunk.tokenId);
+    logits.push(chunk.logits);
+  }
+  window.keptLogits ??= {};
+  window.keptLogits[label] = logits;
+  return {tokens, stats};
+}
+"""
+
+# The largest |difference| between the logits kept under two labels, over their common steps.
+LOGIT_DIFF = """
+([a, b]) => {
+  const [left, right] = [window.keptLogits[a], window.keptLogits[b]];
+  let max = 0;
+  for (let step = 0; step < Math.min(left.length, right.length); step++) {
+    for (let i = 0; i < left[step].length; i++) max = Math.max(max, Math.abs(left[step][i] - right[step][i]));
+  }
+  return max;
+}
+"""
+
 
 def load(page, server, folder, key="model", backend="wasm", dtype="fp32"):
     return page.evaluate(LOAD, {"key": key, "folderUrl": f"{server}/models/{folder.name}/",
@@ -44,7 +74,17 @@ def generate(page, prompt, key="model", **options):
     return page.evaluate(GENERATE, {"key": key, "prompt": prompt, "options": options})
 
 
+def generate_keeping_logits(page, prompt, label, key="model", **options):
+    return page.evaluate(GENERATE_KEEPING_LOGITS, {"key": key, "label": label, "prompt": prompt, "options": options})
+
+
+def max_logit_diff(page, label_a, label_b):
+    return page.evaluate(LOGIT_DIFF, [label_a, label_b])
+
+
 @pytest.fixture(scope="session")
 def runtime_driver():
-    """load(page, server, folder, key=, backend=, dtype=) and generate(page, prompt, key=, **options)."""
-    return types.SimpleNamespace(load=load, generate=generate)
+    """load(page, server, folder, key=, backend=, dtype=), generate(page, prompt, key=, **options),
+    generate_keeping_logits(page, prompt, label, key=, **options) and max_logit_diff(page, label_a, label_b)."""
+    return types.SimpleNamespace(load=load, generate=generate, generate_keeping_logits=generate_keeping_logits,
+                                 max_logit_diff=max_logit_diff)

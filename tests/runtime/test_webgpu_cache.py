@@ -14,6 +14,7 @@ def load_on_gpu(runtime_page, server, exported_model, runtime_driver, name, key)
     """(generate(prompt, **options), cache entry count) for a folder loaded on WebGPU, fp32."""
     info = runtime_driver.load(runtime_page, server, exported_model(name), key=key, backend="webgpu", dtype="fp32")
     assert info["backend"] == "webgpu", info["reason"]
+    assert info["cacheMode"] == "standard"  # the appending graphs are for WASM: the cache stays on the GPU
     entries = len(runtime_page.evaluate("(key) => window.clients[key].info.manifest.cache", key))
 
     def generate(prompt, **options):

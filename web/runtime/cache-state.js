@@ -2,16 +2,18 @@
 // zero-initialised from manifest.cache, checked against the session's own
 // input/output names. Tensors may be shared between the live state and
 // prefix snapshots, so each is reference-counted and disposed (freeing its
-// GPU buffer) only when nothing holds it any more.
+// GPU buffer) only when nothing holds it any more. This is the state of the
+// standard graphs (present = past + new, returned whole); appending graphs on
+// WASM use AppendingCacheState (appending-cache.js), which has the same interface.
 
-const TYPED_ARRAYS = {
+export const TYPED_ARRAYS = {
   float32: Float32Array,
   float16: Uint16Array,  // raw IEEE half bits; zeros are zeros
   int64: BigInt64Array,
   int32: Int32Array,
 };
 
-const TRUNCATABLE_KINDS = new Set(["key", "value"]);
+export const TRUNCATABLE_KINDS = new Set(["key", "value"]);
 
 /** Checks manifest.cache against the session; returns the cache entries in graph order. */
 export function describeCache(manifest, session) {
@@ -70,6 +72,9 @@ export class CacheState {
     this.truncatable = entries.every((entry) => TRUNCATABLE_KINDS.has(entry.kind));
     this.reset();
   }
+
+  /** Positions fed as the past: exactly the processed ones (the attention mask is all ones). */
+  get capacity() { return this.length; }
 
   /** Back to zero-initial tensors (nothing processed). */
   reset() {

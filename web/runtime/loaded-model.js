@@ -1,10 +1,12 @@
 // Loading a model folder in the worker: manifest, backend choice, verified
-// files, tokenizer, ONNX session. Returns what generation needs plus the
-// info object load() answers with.
+// files, tokenizer, ONNX session (on WASM the dtype's appending graph when the
+// folder has one, else the standard graph). Returns what generation needs plus
+// the info object load() answers with.
 import {fetchManifest, loadModelFiles} from "./model-files.js";
 import {chooseBackend} from "./backend-selection.js";
 import {loadOrt} from "./ort-loader.js";
 import {ModelRunner} from "./model-runner.js";
+import {dtypeGraphs} from "./dtype-graphs.js";
 import {PrefixCache} from "./prefix-cache.js";
 import {TextTokenizer} from "./tokenizer.js";
 
@@ -20,29 +22,46 @@ export async function loadModel(folderUrl, {backend = "auto", dtype} = {}, onPro
     throw new Error(`${folderUrl}: manifest.json has no "cache" or "dtypes": was it written by botpsy-web export?`);
   }
   const choice = await chooseBackend(manifest, {backend, dtype});
-  const spec = manifest.dtypes[choice.dtype];
-  const wanted = [...TOKENIZER_FILES.filter((path) => manifest.files[path]), ...spec.files];
+  const graphs = dtypeGraphs(manifest, choice.dtype);
+  // Only the graph that will run is downloaded: WASM runs the appending one when the folder has it.
+  const firstMode = choice.backend === "wasm" && graphs.appending ? "appending" : "standard";
+  const wanted = [...TOKENIZER_FILES.filter((path) => manifest.files[path]), ...graphs.externalData, graphs[firstMode]];
   const files = await loadModelFiles(folderUrl, manifest, wanted, {onProgress});
 
   const tokenizer = TextTokenizer.fromBytes(files.get("tokenizer.json"), files.get("tokenizer_config.json"));
-  onProgress({stage: "compile", file: spec.file, loaded: 0, total: 1, percent: 0, etaSeconds: null});
-  const externalData = spec.files.filter((path) => path !== spec.file)
-    .map((path) => ({path: basename(path), data: files.get(path)}));
+  onProgress({stage: "compile", file: graphs[firstMode], loaded: 0, total: 1, percent: 0, etaSeconds: null});
+  const externalData = graphs.externalData.map((path) => ({path: basename(path), data: files.get(path)}));
+  const graphBytes = async (mode) => {
+    const path = graphs[mode];
+    return files.get(path) ?? (await loadModelFiles(folderUrl, manifest, [path], {onProgress})).get(path);
+  };
+  const start = async (backendName, mode) => {
+    const ort = await loadOrt(backendName, {threads: choice.threads});
+    return ModelRunner.create(ort, await graphBytes(mode), manifest, backendName, externalData, mode);
+  };
+  const startWasm = async () => {
+    if (!graphs.appending) return start("wasm", "standard");
+    try {
+      return await start("wasm", "appending");
+    } catch (error) {
+      console.warn(`botpsy: the appending graph ${graphs.appending} could not be loaded (${error.message}); ` +
+        `using the standard graph ${graphs.standard} (decode slows down more on long contexts).`);
+      return start("wasm", "standard");
+    }
+  };
   let runner;
   try {
-    const ort = await loadOrt(choice.backend, {threads: choice.threads});
-    runner = await ModelRunner.create(ort, files.get(spec.file), manifest, choice.backend, externalData);
+    runner = choice.backend === "wasm" ? await startWasm() : await start(choice.backend, "standard");
   } catch (error) {
     // A WebGPU adapter exists but cannot run this graph: "auto" carries on with WASM.
     if (choice.backend !== "webgpu" || backend !== "auto") throw error;
     const fallback = await chooseBackend(manifest, {backend: "wasm", dtype: choice.dtype});
     fallback.reason = `WebGPU could not run the model (${error.message}): ${fallback.reason.replace(/^WASM requested: /, "")}`;
     Object.assign(choice, fallback);
-    const ort = await loadOrt("wasm", {threads: choice.threads});
-    runner = await ModelRunner.create(ort, files.get(spec.file), manifest, "wasm", externalData);
+    runner = await startWasm();
   }
   files.clear();
-  onProgress({stage: "ready", file: spec.file, loaded: 1, total: 1, percent: 100, etaSeconds: 0});
+  onProgress({stage: "ready", file: graphs[runner.cacheMode], loaded: 1, total: 1, percent: 100, etaSeconds: 0});
 
   const prefix = new PrefixCache(runner);
   return {
@@ -52,6 +71,7 @@ export async function loadModel(folderUrl, {backend = "auto", dtype} = {}, onPro
     prefix,
     info: {
       ...choice,
+      cacheMode: runner.cacheMode,  // "appending" (WASM, the folder has appending graphs) or "standard"
       architecture: manifest.architecture,
       manifest,
       eosTokenIds: manifest.eos_token_ids ?? [],

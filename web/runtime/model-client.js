@@ -38,7 +38,10 @@ export class ModelClient {
     });
   }
 
-  /** Loads a model folder; resolves to {backend, dtype, threads, reason, architecture, manifest, eosTokenIds, toolCallFormat}. */
+  /**
+   * Loads a model folder; resolves to {backend, dtype, threads, reason, cacheMode, architecture, manifest,
+   * eosTokenIds, toolCallFormat}. cacheMode: "appending" (WASM, the folder has appending graphs) or "standard".
+   */
   async load(folderUrl, {backend = "auto", dtype, onProgress} = {}) {
     const absolute = new URL(folderUrl, globalThis.location?.href).href;
     this.info = await this.#call(Verbs.LOAD, {folderUrl: absolute, backend, dtype},

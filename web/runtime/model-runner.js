@@ -1,21 +1,29 @@
 // One ONNX session plus its state: feeds built from the manifest and the
 // session's own metadata (no per-architecture code), one call per chunk of
-// new tokens, returning the last position's logits.
+// new tokens, returning the last position's logits. `cacheMode` says which
+// graph the session runs: "standard" (present = past + new, CacheState) or
+// "appending" (present = the new positions only, AppendingCacheState).
 import {CacheState, TensorRefs, describeCache} from "./cache-state.js";
+import {AppendingCacheState} from "./appending-cache.js";
 import {NO_PHASE_TIMES} from "./phase-times.js";
+
+const CACHE_STATES = {standard: CacheState, appending: AppendingCacheState};
 
 function inputRole(manifest, role) {
   return manifest.inputs?.[role] ?? null;
 }
 
 export class ModelRunner {
-  constructor(ort, session, manifest, backend) {
+  constructor(ort, session, manifest, backend, cacheMode = "standard") {
+    const CacheStateClass = CACHE_STATES[cacheMode];
+    if (!CacheStateClass) throw new Error(`cacheMode must be one of ${Object.keys(CACHE_STATES).join(", ")}, got "${cacheMode}"`);
     this.ort = ort;
     this.session = session;
     this.manifest = manifest;
     this.backend = backend;
+    this.cacheMode = cacheMode;
     this.refs = new TensorRefs();
-    this.cache = new CacheState(ort, describeCache(manifest, session), this.refs);
+    this.cache = new CacheStateClass(ort, describeCache(manifest, session), this.refs);
     this.processedIds = [];  // the tokens whose effect the live cache holds
     this.sessionMs = 0;      // time spent inside session.run, for stats
     this.names = {
@@ -26,11 +34,12 @@ export class ModelRunner {
     };
     this.positionShape = this.#positionLeadingDims();
     this.#checkInputsCovered();
-    this.cacheOutputs = new Set(this.cache.entries.map((entry) => entry.output));
-    this.ones = new BigInt64Array(0);  // grown on demand; attention masks are views of it
+    // Only these come back from session.run (nothing else is copied out).
+    this.fetches = [this.names.logits, ...this.cache.entries.map((entry) => entry.output)];
+    this.mask = new BigInt64Array(0);  // grown on demand; attention masks are views of it
   }
 
-  static async create(ort, modelBytes, manifest, backend, externalData = []) {
+  static async create(ort, modelBytes, manifest, backend, externalData = [], cacheMode = "standard") {
     const options = {executionProviders: [backend], graphOptimizationLevel: "all"};
     if (externalData.length) options.externalData = externalData;
     if (backend === "webgpu") {
@@ -40,7 +49,12 @@ export class ModelRunner {
       options.preferredOutputLocation = locations;
     }
     const session = await ort.InferenceSession.create(modelBytes, options);
-    return new ModelRunner(ort, session, manifest, backend);
+    try {
+      return new ModelRunner(ort, session, manifest, backend, cacheMode);
+    } catch (error) {
+      await session.release();
+      throw error;
+    }
   }
 
   #checkInputsCovered() {
@@ -72,12 +86,13 @@ export class ModelRunner {
   async step(tokenIds, times = NO_PHASE_TIMES) {
     const {ort, names} = this;
     const past = this.cache.length;
+    const capacity = this.cache.capacity;
     const count = tokenIds.length;
     if (!count) throw new Error("step needs at least one token");
     const feeds = this.cache.feeds();
     feeds[names.inputIds] = new ort.Tensor("int64", BigInt64Array.from(tokenIds, BigInt), [1, count]);
     if (names.attentionMask) {
-      feeds[names.attentionMask] = new ort.Tensor("int64", this.#onesView(past + count), [1, past + count]);
+      feeds[names.attentionMask] = new ort.Tensor("int64", this.#maskView(past, capacity, count), [1, capacity + count]);
     }
     if (names.positionIds) {
       const copies = this.positionShape[0];
@@ -87,7 +102,7 @@ export class ModelRunner {
     }
     times.mark("feeds");
     const runStarted = performance.now();
-    const outputs = await this.session.run(feeds);
+    const outputs = await this.session.run(feeds, this.fetches);
     this.sessionMs += performance.now() - runStarted;
     times.mark("run");
     const logitsTensor = outputs[names.logits];
@@ -97,19 +112,21 @@ export class ModelRunner {
     const vocab = logitsTensor.dims[logitsTensor.dims.length - 1];
     const logits = data.length === vocab ? data : data.subarray(data.length - vocab);
     this.cache.adoptOutputs(outputs, past + count);
-    for (const [name, tensor] of Object.entries(outputs)) {
-      if (name !== names.logits && !this.cacheOutputs.has(name)) tensor.dispose?.();
-    }
     logitsTensor.dispose?.();
     for (const id of tokenIds) this.processedIds.push(id);
     times.mark("outputs");
     return logits;
   }
 
-  // A [length] view of ones, from one array grown by doubling (not a new array per step).
-  #onesView(length) {
-    if (this.ones.length < length) this.ones = new BigInt64Array(Math.max(length, 2 * this.ones.length)).fill(1n);
-    return this.ones.subarray(0, length);
+  // The attention mask [capacity + count]: ones for the `past` processed positions, zeros for
+  // the unused room [past, capacity) (none in standard mode), ones for the new tokens. A view
+  // of one array grown by doubling (not a new array per step).
+  #maskView(past, capacity, count) {
+    const length = capacity + count;
+    if (this.mask.length < length) this.mask = new BigInt64Array(Math.max(length, 2 * this.mask.length));
+    const mask = this.mask.subarray(0, length);
+    mask.fill(1n, 0, past).fill(0n, past, capacity).fill(1n, capacity);
+    return mask;
   }
 
   async release() {

@@ -25,7 +25,8 @@ export const Events = Object.freeze({
   PROGRESS: "progress",  // {stage: "download"|"verify"|"compile"|"ready", file, loaded, total, percent, etaSeconds}
   TOKEN: "token",        // {tokenId, text, logits?}   text may be "" while a UTF-8 character is incomplete
   STATS: "stats",        // {promptTokens, reusedTokens, generatedTokens, prefillMs, decodeMs, tokensPerSecond, stopReason}
-                         // + diagnostics: modelMs, prefillPhaseMs / decodePhaseMs ({phase: ms}), cacheLocations, gpuTensorsDisposed
+                         // + diagnostics: modelMs, prefillPhaseMs / decodePhaseMs ({phase: ms}), cacheLocations, gpuTensorsDisposed,
+                         //   cacheMode ("appending" | "standard"), cacheCapacity
 });
 
 // Generate options understood by the worker. Unknown keys are an error, so a
