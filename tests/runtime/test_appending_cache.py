@@ -90,6 +90,14 @@ def test_growing_past_the_capacity_keeps_every_position(run):
     assert again == {"ids": ids(1, 140), "capacity": 192, "conv": 139}
 
 
+def test_after_a_reset_or_a_cut_the_buffers_shrink_to_what_the_next_run_needs(run):
+    # every step feeds the whole capacity: room left by a long run would slow short ones
+    [long, after_reset] = run(("kv-only",), ("step", ids(1, 200)), ("read",), ("reset",), ("step", [7]), ("read",))
+    assert (long["capacity"], after_reset) == (256, {"ids": [7], "capacity": 64, "conv": None})
+    [after_cut] = run(("kv-only",), ("step", ids(1, 200)), ("truncate", 5), ("step", [7]), ("read",))
+    assert after_cut == {"ids": [1, 2, 3, 4, 5, 7], "capacity": 64, "conv": None}
+
+
 def test_truncating_forgets_the_positions_after_the_cut(run):
     [cut] = run(("kv-only",), ("step", ids(1, 10)), ("truncate", 4), ("step", [50, 51]), ("read",))
     assert cut == {"ids": [1, 2, 3, 4, 50, 51], "capacity": 64, "conv": None}

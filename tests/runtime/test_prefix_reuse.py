@@ -1,7 +1,8 @@
 """Prefix reuse: a prompt that extends (or shares the start of) an earlier one computes only
 the new tokens, and the generated tokens are exactly those of a fresh run.
 KV-only models (smollm2) cut their cache back; the hybrid tiny-qwen3.5 resumes from
-snapshots taken at message boundaries and at prompt ends."""
+snapshots taken at message boundaries and at prompt ends. On WASM the folders' appending
+graphs run (KV buffers shared with the snapshots, copied on write); on WebGPU the standard ones."""
 
 import pytest
 
@@ -22,6 +23,7 @@ def model(request, runtime_page, server, exported_model, runtime_driver):
     name, backend, dtype = request.param
     info = runtime_driver.load(runtime_page, server, exported_model(name), backend=backend, dtype=dtype)
     assert (info["backend"], info["dtype"]) == (backend, dtype)
+    assert info["cacheMode"] == ("appending" if backend == "wasm" else "standard")
 
     def generate(prompt, **options):
         return runtime_driver.generate(runtime_page, prompt, **{**GREEDY, **options})
@@ -78,3 +80,21 @@ def test_a_fresh_run_reuses_nothing(model):
     generate, fresh, _ = model
     generate(TURN1)
     assert fresh(TURN1)["stats"]["reusedTokens"] == 0
+
+
+def test_resuming_a_conversation_after_an_edited_prompt_gives_the_fresh_tokens_and_logits(
+        model, runtime_page, runtime_driver):
+    # The edit resumes early (hybrid: from the snapshot after SYSTEM) and writes over
+    # positions that turn 1's later snapshots still cover; turn 2 then resumes from one of
+    # those, which must still hold turn 1 (appending mode: copy-on-write of the KV buffers).
+    generate, _, tokenize = model
+    first = generate(TURN1)
+    edited = SYSTEM + "<|im_start|>user\nName three animals.<|im_end|>\n<|im_start|>assistant\n"
+    generate(edited, maxTokens=12)
+    turn2 = TURN1 + first["text"] + "<|im_end|>\n<|im_start|>user\nAnd three more?<|im_end|>\n<|im_start|>assistant\n"
+    reused = runtime_driver.generate_keeping_logits(runtime_page, turn2, "reused", **GREEDY)
+    fresh = runtime_driver.generate_keeping_logits(runtime_page, turn2, "fresh", **GREEDY, reusePrefix=False)
+    # hybrid: a turn-1 snapshot past SYSTEM; KV-only: the prefix shared with the edited prompt
+    assert reused["stats"]["reusedTokens"] > len(tokenize(SYSTEM))
+    assert reused["tokens"] == fresh["tokens"]
+    assert runtime_driver.max_logit_diff(runtime_page, "reused", "fresh") < 1e-3

@@ -144,12 +144,14 @@ export class AppendingCacheState {
   }
 
   // Before writing positions [start, end): a copy when a snapshot still reads
-  // them (copy-on-write) or when the buffers are too small (growth).
+  // them (copy-on-write), when the buffers are too small (growth), or when a
+  // reset or cut-back left much more room than needed (which every step would feed).
   #makeWritable(start, end) {
-    const shared = this.kv.protectedLength > start;
-    if (!shared && end <= this.kv.capacity) return;
-    const capacity = end <= this.kv.capacity ? this.kv.capacity : capacityFor(end);
-    this.kv = this.kv.copy(this.kvEntries, start, capacity);
+    const {capacity} = this.kv;
+    const needed = capacityFor(end);
+    const resize = end > capacity || capacity > needed + CAPACITY_STEP;
+    if (!resize && this.kv.protectedLength <= start) return;
+    this.kv = this.kv.copy(this.kvEntries, start, resize ? needed : capacity);
   }
 
   /** The current state for a snapshot (release with releaseSnapshot): shares the KV buffers, no copy. */
