@@ -8,7 +8,7 @@ calls, then greedy tokens one by one (the standard graph's), and two comparisons
   Concats differ, so the logits must be the same to float rounding, for every dtype;
 - vs_standard: the standard graph run as transformers.js runs it (no buffer, no masked slots).
   The attention sums then run over another length, which changes float rounding in the last
-  bits. Gated for every dtype but q8: its per-token int8 rounding of activations turns such
+  bits (amplified by fp16 activations). Gated for every dtype but q8: its per-token int8 rounding of activations turns such
   a last-bit difference into differences of ~1 logit a few tokens later (as native onnxruntime
   vs onnxruntime-web already do), so q8 is reported there, not gated.
 """
@@ -21,8 +21,13 @@ GREEDY_STEPS = 8
 INITIAL_CAPACITY = 16
 FILLER = 1.0  # a masked slot holding zeros would hide a mask that is ignored
 SAME_BUFFERS_MAX_ABS_DIFF = 1e-5
-VS_STANDARD_MAX_ABS_DIFF = 1e-3
-NOT_GATED_VS_STANDARD = frozenset({"q8"})
+# fp16 activations: a last-bit difference is ~1e-3 relative (SmolLM2 fp16 0.021, q4f16 0.031).
+# None: reported, not gated (q8, see above).
+VS_STANDARD_MAX_ABS_DIFF = {"fp32": 1e-3, "q4": 1e-3, "fp16": 0.1, "q4f16": 0.1, "q8": None}
+
+
+def vs_standard_max_abs_diff(dtype: str) -> float | None:
+    return VS_STANDARD_MAX_ABS_DIFF.get(dtype, 1e-3)
 
 
 def _run(steppers, prompt_ids) -> tuple[list, list]:
@@ -55,12 +60,12 @@ def verify_appending_graph(standard_path, appending_path, state_specs, prompt_id
         [OnnxStepper(standard_path, state_specs), buffered(standard_path), appending], prompt_ids)
     same_buffers = _max_abs_diff(appending_logits, buffered_logits)
     vs_standard = _max_abs_diff(appending_logits, standard_logits)
-    gated = dtype not in NOT_GATED_VS_STANDARD
+    allowed = vs_standard_max_abs_diff(dtype)
     passed = tokens == buffered_tokens and same_buffers <= SAME_BUFFERS_MAX_ABS_DIFF
     criteria = f"same_buffers: same greedy tokens and max_abs_logit_diff <= {SAME_BUFFERS_MAX_ABS_DIFF}"
-    if gated:
-        passed = passed and tokens == standard_tokens and vs_standard <= VS_STANDARD_MAX_ABS_DIFF
-        criteria += f"; vs_standard: same greedy tokens and max_abs_logit_diff <= {VS_STANDARD_MAX_ABS_DIFF}"
+    if allowed is not None:
+        passed = passed and tokens == standard_tokens and vs_standard <= allowed
+        criteria += f"; vs_standard: same greedy tokens and max_abs_logit_diff <= {allowed}"
     else:
         criteria += "; vs_standard: report only (int8 activations rounded per token)"
     return {

@@ -4,9 +4,6 @@ state never pass through fp16, they are verified like every dtype, and the manif
 recommends them to a backend that may be unable to run them."""
 
 import itertools
-import json
-import subprocess
-from pathlib import Path
 
 import numpy as np
 import onnx
@@ -19,12 +16,12 @@ from botpsy_export.quantize import VARIANTS
 from botpsy_export.runner import OnnxStepper
 
 from .conftest import BUILTIN_MODELS, load_graph_without_weights, read_manifest
+from .test_runs_in_onnxruntime_web import external_data_files, run_in_web
 
 HALF_DTYPES = ("fp16", "q4f16")
 EXPORTED_DTYPES = ("fp32", "q4") + HALF_DTYPES  # q4: what q4f16 is compared with
 FLOAT, FLOAT16 = onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16
 STATE_OPS = {"LinearAttention", "CausalConvWithState"}
-RUN_IN_WEB = Path(__file__).with_name("run_in_ort_web.mjs")
 
 
 @pytest.fixture(scope="module", params=BUILTIN_MODELS)
@@ -176,15 +173,7 @@ def test_half_graphs_run_in_onnxruntime_web_wasm_like_native(tiny_half_folder, d
     feeds.update({spec.input: state.copy() for spec, state in zip(specs, native.states)})
     expected = native.feed([99])
 
-    feeds_path = tmp_path / "feeds.json"
-    feeds_path.write_text(json.dumps({
-        name: {"type": "int64" if value.dtype == np.int64 else "float32", "dims": list(value.shape),
-               "data": value.ravel().tolist()} for name, value in feeds.items()}))
-    done = subprocess.run(["node", str(RUN_IN_WEB), str(graph), str(feeds_path)],
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    web = json.loads(done.stdout)
-    np.testing.assert_allclose(np.array(web["logits"]["data"], np.float32), expected, atol=1e-2, rtol=0)
+    web = run_in_web(graph, feeds, tmp_path, external_data_files(tiny_half_folder, manifest["dtypes"][dtype]))
+    np.testing.assert_allclose(web["logits"].ravel(), expected, atol=1e-2, rtol=0)
     for spec, state in zip(specs, native.states):
-        np.testing.assert_allclose(np.array(web[spec.output]["data"], np.float32).reshape(state.shape),
-                                   state, atol=1e-2, rtol=0)
+        np.testing.assert_allclose(web[spec.output], state, atol=1e-2, rtol=0)

@@ -23,14 +23,20 @@ def _specs(manifest):
             for c in manifest["cache"]]
 
 
-def _run_web(graph, feeds, tmp_path):
+def external_data_files(folder, entry):
+    """The files a dtype's graph reads its weights from (`files` minus the graph)."""
+    return [folder / name for name in entry["files"] if name != entry["file"]]
+
+
+def run_in_web(graph, feeds, tmp_path, data_files=()):
+    """Run `graph` once in onnxruntime-web (WASM, Node); returns its outputs by name."""
     feeds_path = tmp_path / "feeds.json"
     feeds_path.write_text(json.dumps({
         name: {"type": "int64" if value.dtype == np.int64 else "float32",
                "dims": list(value.shape), "data": value.ravel().tolist()}
         for name, value in feeds.items()
     }))
-    done = subprocess.run(["node", str(SCRIPT), str(graph), str(feeds_path)],
+    done = subprocess.run(["node", str(SCRIPT), str(graph), str(feeds_path), *map(str, data_files)],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     return {name: np.array(v["data"], dtype=np.float32).reshape(v["dims"])
@@ -48,7 +54,7 @@ def test_tiny_qwen_prefill_then_decode_in_web_matches_native(tiny_qwen, dtype, t
 
     for spec, state in zip(native.specs, _states_after_prompt(graph, manifest)):
         feeds[spec.input] = state
-    web = _run_web(graph, feeds, tmp_path)
+    web = run_in_web(graph, feeds, tmp_path, external_data_files(tiny_qwen, manifest["dtypes"][dtype]))
 
     assert web["logits"].shape == (1, 1, manifest["vocab_size"])
     np.testing.assert_allclose(web["logits"][0, -1], expected, atol=2e-4, rtol=0)

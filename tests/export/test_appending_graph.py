@@ -1,0 +1,252 @@
+"""Appending graphs (docs/contracts.md §1): beside each dtype's graph, the same graph whose
+key/value cache outputs hold only the new positions, for a runtime that keeps the cache in its
+own buffer (web/runtime on WASM). Same names, same weights file, and it generates what the
+standard graph generates when driven with a buffer whose unused slots are masked."""
+
+import json
+from collections import Counter
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper
+
+from botpsy_export.appending_graph import appending_path, make_appending
+from botpsy_export.architectures import StateSpec
+from botpsy_export.errors import AppendingGraphError
+from botpsy_export.runner import AppendingStepper, OnnxStepper
+from botpsy_export.verify_appending import vs_standard_max_abs_diff
+
+from .conftest import BUILTIN_MODELS, load_graph_without_weights, read_manifest
+from .test_half_precision import EXPORTED_DTYPES as HALF_FOLDER_DTYPES
+
+GREEDY_TOKENS = 12
+FILLER = 3.0  # what unused buffer slots hold: the mask must hide it
+
+
+@pytest.fixture(scope="module", params=[(name, dtypes) for name in BUILTIN_MODELS
+                                        for dtypes in (("fp32", "q8", "q4"), HALF_FOLDER_DTYPES)],
+                ids=lambda param: f"{param[0]}-{'-'.join(param[1])}")
+def folder(request, exported_model):
+    """Every exported folder the export tests use: all five dtypes, both architectures."""
+    return exported_model(*request.param)
+
+
+def _specs(manifest):
+    return [StateSpec(c["input"], c["output"], c["kind"], tuple(c["shape"]), c["seq_axis"])
+            for c in manifest["cache"]]
+
+
+def _dims(value_info):
+    return [d.dim_value if d.HasField("dim_value") else d.dim_param for d in value_info.type.tensor_type.shape.dim]
+
+
+def _external_tensors(graph):
+    return {tensor.name: {entry.key: entry.value for entry in tensor.external_data}
+            for tensor in graph.initializer if tensor.data_location == TensorProto.EXTERNAL}
+
+
+# --- the folder ------------------------------------------------------------------
+
+def test_every_dtype_has_an_appending_graph_with_the_standard_graphs_names(folder):
+    manifest = read_manifest(folder)
+    for dtype, entry in manifest["dtypes"].items():
+        assert entry["appending_file"] == entry["file"].removesuffix(".onnx") + ".appending.onnx", dtype
+        assert entry["appending_file"] in manifest["files"] and entry["appending_file"] not in entry["files"]
+        standard = load_graph_without_weights(folder / entry["file"]).graph
+        appending = load_graph_without_weights(folder / entry["appending_file"]).graph
+        assert [(i.name, _dims(i)) for i in appending.input] == [(i.name, _dims(i)) for i in standard.input]
+        assert [o.name for o in appending.output] == [o.name for o in standard.output]
+        outputs = {o.name: o for o in appending.output}
+        standard_outputs = {o.name: o for o in standard.output}
+        for c in manifest["cache"]:
+            expected = _dims(standard_outputs[c["output"]])
+            if c["seq_axis"] is not None:
+                expected[c["seq_axis"]] = "sequence"  # the new tokens, as input_ids counts them
+            assert _dims(outputs[c["output"]]) == expected, (dtype, c["output"])
+
+
+def test_only_the_cache_concats_are_gone(folder):
+    manifest = read_manifest(folder)
+    growing = {c["output"] for c in manifest["cache"] if c["seq_axis"] is not None}
+    assert growing
+    for entry in manifest["dtypes"].values():
+        standard = load_graph_without_weights(folder / entry["file"]).graph
+        appending = load_graph_without_weights(folder / entry["appending_file"]).graph
+        producers = {name: node for node in appending.node for name in node.output}
+        assert {producers[name].op_type for name in growing} == {"Identity"}, entry["file"]
+        expected = Counter(node.op_type for node in standard.node)
+        expected.subtract({"Concat": len(growing), "Identity": -len(growing)})
+        assert Counter(node.op_type for node in appending.node) == +expected, entry["file"]
+
+
+def test_one_weights_file_per_dtype_shared_by_both_graphs(folder):
+    manifest = read_manifest(folder)
+    onnx_files = {name for name in manifest["files"] if name.startswith("onnx/")}
+    expected = set()
+    for dtype, entry in manifest["dtypes"].items():
+        data = entry["file"] + "_data"
+        assert entry["files"] == [entry["file"], data], dtype
+        expected |= {entry["file"], data, entry["appending_file"]}
+        standard = _external_tensors(load_graph_without_weights(folder / entry["file"]).graph)
+        appending = _external_tensors(load_graph_without_weights(folder / entry["appending_file"]).graph)
+        assert standard and appending == standard, dtype  # same tensors, same file, same offsets
+        assert {info["location"] for info in appending.values()} == {data.removeprefix("onnx/")}
+        # no second copy of the weights: the appending graph is a small file
+        assert manifest["files"][entry["appending_file"]]["size"] < 0.1 * manifest["files"][data]["size"], dtype
+    assert onnx_files == expected
+
+
+def test_config_tells_transformers_js_which_graphs_have_external_data(folder):
+    manifest = read_manifest(folder)
+    config = json.loads((folder / "config.json").read_text())
+    expected = {entry["file"].removeprefix("onnx/"): len(entry["files"]) - 1 for entry in manifest["dtypes"].values()}
+    assert config["transformers.js_config"]["use_external_data_format"] == expected
+
+
+def test_appending_graphs_are_verified_against_the_standard_graphs(folder):
+    manifest = read_manifest(folder)
+    for dtype in manifest["dtypes"]:
+        result = manifest["verification"][dtype]["appending"]
+        assert result["passed"] is True, (dtype, result)
+        assert result["same_buffers"] == {"max_abs_logit_diff": 0.0, "greedy_tokens_equal": True}, dtype
+        assert result["final_capacity"] > result["final_length"], "the check must leave masked slots"
+        if vs_standard_max_abs_diff(dtype) is not None:
+            assert result["vs_standard"]["greedy_tokens_equal"], dtype
+            assert result["vs_standard"]["max_abs_logit_diff"] <= vs_standard_max_abs_diff(dtype), dtype
+
+
+# --- running it ------------------------------------------------------------------
+
+def _buffer_feeds(stepper, specs, length, capacity, token_ids, rng):
+    """Feeds for `token_ids` after `length` tokens kept in buffers of `capacity` positions."""
+    mask = np.ones((1, capacity + len(token_ids)), dtype=np.int64)
+    mask[0, length:capacity] = 0
+    feeds = {"input_ids": np.asarray([token_ids], dtype=np.int64), "attention_mask": mask}
+    stepper.length = length
+    if "position_ids" in {i.name for i in stepper.session.get_inputs()}:
+        feeds["position_ids"] = stepper.input_feeds(token_ids)["position_ids"]
+    for spec in specs:
+        shape = list(spec.shape)
+        if spec.seq_axis is not None:
+            shape[spec.seq_axis] = capacity
+        feeds[spec.input] = rng.standard_normal(shape).astype(np.float32)
+    return feeds
+
+
+@pytest.mark.parametrize("model_name", BUILTIN_MODELS)
+def test_cache_outputs_hold_only_the_new_positions(exported_model, model_name):
+    folder = exported_model(model_name)
+    manifest = read_manifest(folder)
+    specs = _specs(manifest)
+    for dtype, entry in manifest["dtypes"].items():
+        standard = OnnxStepper(folder / entry["file"], specs)
+        appending = OnnxStepper(folder / entry["appending_file"], specs)
+        feeds = _buffer_feeds(standard, specs, length=5, capacity=9, token_ids=[11, 12, 13],
+                              rng=np.random.default_rng(1))
+        full = dict(zip([o.name for o in standard.session.get_outputs()], standard.session.run(None, feeds)))
+        new = dict(zip([o.name for o in appending.session.get_outputs()], appending.session.run(None, feeds)))
+        np.testing.assert_array_equal(new["logits"], full["logits"])
+        for spec in specs:
+            if spec.seq_axis is None:
+                np.testing.assert_array_equal(new[spec.output], full[spec.output])
+            else:
+                assert new[spec.output].shape[spec.seq_axis] == 3, (dtype, spec.output)
+                tail = np.take(full[spec.output], range(9, 12), axis=spec.seq_axis)
+                np.testing.assert_array_equal(new[spec.output], tail)
+
+
+def _greedy(stepper, prompt, count):
+    tokens, logits = [], stepper.feed(prompt)
+    rows = [logits]
+    for _ in range(count):
+        tokens.append(int(np.argmax(logits)))
+        logits = stepper.feed(tokens[-1:])
+        rows.append(logits)
+    return tokens, np.stack(rows)
+
+
+def test_a_masked_buffer_generates_the_standard_graphs_tokens(folder):
+    """The runtime's way (buffer of 16 that grows, unused slots filled and masked) gives the
+    standard graph's greedy tokens. q8 is compared with its standard graph fed the same
+    buffers: its per-token int8 rounding turns last-bit differences into different logits
+    (`verify_appending.py`)."""
+    manifest = read_manifest(folder)
+    specs = _specs(manifest)
+    prompt = list(np.random.default_rng(5).integers(3, manifest["vocab_size"], size=21))
+    for dtype, entry in manifest["dtypes"].items():
+        appending = AppendingStepper(folder / entry["appending_file"], specs, capacity=16, filler=FILLER)
+        tokens, logits = _greedy(appending, prompt, GREEDY_TOKENS)
+        assert appending.capacity == 64 and appending.length == len(prompt) + GREEDY_TOKENS
+        if vs_standard_max_abs_diff(dtype) is None:
+            same_buffers = AppendingStepper(folder / entry["file"], specs, capacity=16, filler=FILLER)
+            expected_tokens, expected = _greedy(same_buffers, prompt, GREEDY_TOKENS)
+            np.testing.assert_array_equal(logits, expected)
+        else:
+            expected_tokens, expected = _greedy(OnnxStepper(folder / entry["file"], specs), prompt, GREEDY_TOKENS)
+            assert np.abs(logits - expected).max() <= vs_standard_max_abs_diff(dtype), dtype
+        assert tokens == expected_tokens, dtype
+        assert np.abs(logits[0] - logits[-1]).max() > 0.01, "the logits should move as the cache grows"
+
+
+def test_a_truncated_buffer_masks_the_positions_it_dropped(smollm2):
+    """Truncating is setting the length (attention-only models): the stale positions behind it
+    are masked, so going on from there equals the standard graph fed the kept prefix."""
+    manifest = read_manifest(smollm2)
+    specs = _specs(manifest)
+    prompt = list(np.random.default_rng(9).integers(3, manifest["vocab_size"], size=30))
+    entry = manifest["dtypes"]["fp32"]
+    appending = AppendingStepper(smollm2 / entry["appending_file"], specs, capacity=64)
+    appending.feed(prompt)
+    appending.length = 18
+    continued = appending.feed([101, 102, 103])
+    expected = OnnxStepper(smollm2 / entry["file"], specs).feed(prompt[:18] + [101, 102, 103])
+    assert np.abs(continued - expected).max() < 1e-3
+    assert np.argmax(continued) == np.argmax(expected)
+
+
+# --- the surgery on small graphs ---------------------------------------------------
+
+SPEC = StateSpec("past_key_values.0.key", "present.0.key", "key", (1, 2, 0, 4), 2)
+
+
+def _graph(nodes, extra_outputs=()):
+    value = lambda name, dims: helper.make_tensor_value_info(name, TensorProto.FLOAT, dims)
+    graph = helper.make_graph(
+        nodes, "cache",
+        [value("past_key_values.0.key", [1, 2, "past_sequence", 4]), value("new", [1, 2, "sequence", 4])],
+        [value("present.0.key", [1, 2, "total_sequence", 4]), *extra_outputs])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 9
+    return model
+
+
+def test_surgery_turns_the_concat_into_the_new_positions(tmp_path):
+    model = _graph([helper.make_node("Relu", ["new"], ["key"]),
+                    helper.make_node("Concat", ["past_key_values.0.key", "key"], ["present.0.key"], axis=2)])
+    make_appending(model, [SPEC])
+    onnx.checker.check_model(model)
+    path = tmp_path / "model.onnx"
+    onnx.save(model, path)
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    new = np.random.default_rng(0).standard_normal((1, 2, 3, 4)).astype(np.float32)
+    (present,) = session.run(None, {"past_key_values.0.key": np.ones((1, 2, 5, 4), np.float32), "new": new})
+    np.testing.assert_array_equal(present, np.maximum(new, 0))
+    assert _dims(model.graph.output[0]) == [1, 2, "sequence", 4]
+    assert appending_path(tmp_path / "model_q4.onnx").name == "model_q4.appending.onnx"
+
+
+@pytest.mark.parametrize("nodes, extra_outputs, message", [
+    ([helper.make_node("Add", ["past_key_values.0.key", "new"], ["present.0.key"])], (), "made by Add"),
+    ([helper.make_node("Concat", ["past_key_values.0.key", "new"], ["present.0.key"], axis=1)], (),
+     "axis 1"),
+    ([helper.make_node("Concat", ["new", "past_key_values.0.key"], ["present.0.key"], axis=2)], (),
+     "expected \\['past_key_values.0.key'"),
+    ([helper.make_node("Concat", ["past_key_values.0.key", "new"], ["present.0.key"], axis=-2),
+      helper.make_node("Relu", ["present.0.key"], ["other"])],
+     (helper.make_tensor_value_info("other", TensorProto.FLOAT, None),), "also used inside the graph"),
+], ids=["not-a-concat", "wrong-axis", "past-not-first", "used-inside"])
+def test_surgery_refuses_a_graph_without_the_pattern_naming_the_output(nodes, extra_outputs, message):
+    with pytest.raises(AppendingGraphError, match=f"present.0.key.*{message}"):
+        make_appending(_graph(nodes, extra_outputs), [SPEC])
