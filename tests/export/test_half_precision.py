@@ -57,7 +57,8 @@ def test_half_dtypes_use_transformers_js_names_and_require_shader_f16(half_folde
         assert entry["file"] in entry["files"] and set(entry["files"]) <= set(manifest["files"])
         assert "fp16" in entry["quantization"]
     assert manifest["dtypes"]["fp32"]["requires"] == []
-    sizes = {d: manifest["files"][manifest["dtypes"][d]["file"]]["size"] for d in EXPORTED_DTYPES}
+    sizes = {d: sum(manifest["files"][name]["size"] for name in manifest["dtypes"][d]["files"])
+             for d in EXPORTED_DTYPES}
     assert sizes["q4f16"] <= sizes["q4"] and sizes["q4f16"] < sizes["fp16"] < 0.6 * sizes["fp32"]
 
 
