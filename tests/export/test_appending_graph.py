@@ -16,7 +16,7 @@ from botpsy_export.appending_graph import appending_path, make_appending
 from botpsy_export.architectures import StateSpec
 from botpsy_export.errors import AppendingGraphError
 from botpsy_export.runner import AppendingStepper, OnnxStepper
-from botpsy_export.verify_appending import vs_standard_max_abs_diff
+from botpsy_export.verify_appending import verify_appending_graph, vs_standard_max_abs_diff
 
 from .conftest import BUILTIN_MODELS, load_graph_without_weights, read_manifest
 from .test_half_precision import EXPORTED_DTYPES as HALF_FOLDER_DTYPES
@@ -115,6 +115,16 @@ def test_appending_graphs_are_verified_against_the_standard_graphs(folder):
         if vs_standard_max_abs_diff(dtype) is not None:
             assert result["vs_standard"]["greedy_tokens_equal"], dtype
             assert result["vs_standard"]["max_abs_logit_diff"] <= vs_standard_max_abs_diff(dtype), dtype
+
+
+def test_verification_catches_an_appending_graph_that_computes_something_else(smollm2):
+    manifest = read_manifest(smollm2)
+    fp32, q4 = manifest["dtypes"]["fp32"], manifest["dtypes"]["q4"]
+    prompt = list(range(100, 120))
+    result = verify_appending_graph(smollm2 / fp32["file"], smollm2 / q4["appending_file"], _specs(manifest),
+                                    prompt, "fp32")
+    assert result["passed"] is False
+    assert result["same_buffers"]["max_abs_logit_diff"] > 0.01
 
 
 # --- running it ------------------------------------------------------------------
