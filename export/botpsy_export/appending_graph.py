@@ -2,9 +2,9 @@
 
 The standard graph returns present = Concat(past, new) for every key/value cache, which
 transformers.js needs. A runtime that keeps the cache in its own growable buffer only needs
-`new`: the appending graph is the same graph with those Concats removed. Same input and output names; conv and recurrent states are
-unchanged. The graph is edited without reading its weights and saved beside the standard
-graph, pointing at the same external weights file.
+`new`: the appending graph is the same graph with those Concats removed. Same input and
+output names; conv and recurrent states are unchanged. The graph is edited without reading
+its weights and saved beside the standard graph, pointing at the same external weights file.
 """
 
 from pathlib import Path
@@ -35,6 +35,7 @@ def make_appending(model: onnx.ModelProto, state_specs: list[StateSpec]) -> onnx
     producers = {name: node for node in graph.node for name in node.output}
     used_by_nodes = {name for node in graph.node for name in node.input}
     outputs = {value.name: value for value in graph.output}
+    output_names = [value.name for value in graph.output]
     for spec in state_specs:
         if spec.seq_axis is None:
             continue
@@ -53,11 +54,12 @@ def make_appending(model: onnx.ModelProto, state_specs: list[StateSpec]) -> onnx
         if len(concat.input) != 2 or concat.input[0] != spec.input:
             raise AppendingGraphError(f"{where}: its Concat takes {list(concat.input)}, "
                                       f"expected [{spec.input!r}, <new positions>]")
-        if spec.output in used_by_nodes or list(outputs).count(spec.output) != 1:
+        if spec.output in used_by_nodes or output_names.count(spec.output) != 1:
             raise AppendingGraphError(f"{where} is also used inside the graph: removing its Concat "
                                       "would change what the graph computes")
         new_positions = concat.input[1]
         concat.op_type = "Identity"
+        concat.name = f"{spec.output}/new_positions"
         del concat.attribute[:]
         del concat.input[:]
         concat.input.append(new_positions)
