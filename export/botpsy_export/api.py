@@ -75,8 +75,8 @@ def export_loaded(loaded: LoadedSource, out_dir, dtypes=("fp32", "q8", "q4"), ve
         appending = result.get("appending")
         if appending is not None and not appending["passed"]:
             raise VerificationFailedError(
-                f"the {name} appending graph disagrees with the {name} standard graph: "
-                f"{appending['same_buffers']} fed the same buffers, {appending['vs_standard']} run as usual; "
+                f"the {name} appending graph disagrees with the {name} standard graph: max |logit diff| "
+                f"{appending['max_abs_logit_diff']}, same greedy tokens {appending['greedy_tokens_equal']}; "
                 f"{appending['criteria']} (see {out / MANIFEST})")
     return manifest
 

@@ -2,8 +2,10 @@
 
 The standard graph returns present = Concat(past, new) for every key/value cache, which
 transformers.js needs. A runtime that keeps the cache in its own growable buffer only needs
-`new`: the appending graph is the same graph with those Concats removed. Same input and
-output names; conv and recurrent states are unchanged. The graph is edited without reading
+`new`: in the appending graph each cache output is `new` itself. The Concat stays inside,
+where attention reads it, so both graphs compute the same thing from the same past, bit for
+bit (only what comes out differs). Same input and output names; conv and recurrent states are
+unchanged. The graph is edited without reading
 its weights and saved beside the standard graph, pointing at the same external weights file.
 """
 
@@ -27,13 +29,13 @@ def make_appending(model: onnx.ModelProto, state_specs: list[StateSpec]) -> onnx
     """Turn `model` (edited in place, and returned) into its appending graph.
 
     For each spec with a seq_axis, the node producing `spec.output` must be
-    Concat(spec.input, X) along seq_axis, used by nothing but the graph output: it becomes
-    Identity(X) and the output's seq dim becomes "sequence". Raises AppendingGraphError naming
-    the output otherwise.
+    Concat(spec.input, X) along seq_axis. Its result is renamed to an inner value (what reads
+    it inside the graph follows), an Identity(X) makes the output, and the output's seq dim
+    becomes "sequence"; a Concat nothing reads any more is dropped. Raises
+    AppendingGraphError naming the output otherwise.
     """
     graph = model.graph
     producers = {name: node for node in graph.node for name in node.output}
-    used_by_nodes = {name for node in graph.node for name in node.input}
     outputs = {value.name: value for value in graph.output}
     output_names = [value.name for value in graph.output]
     for spec in state_specs:
@@ -54,15 +56,18 @@ def make_appending(model: onnx.ModelProto, state_specs: list[StateSpec]) -> onnx
         if len(concat.input) != 2 or concat.input[0] != spec.input:
             raise AppendingGraphError(f"{where}: its Concat takes {list(concat.input)}, "
                                       f"expected [{spec.input!r}, <new positions>]")
-        if spec.output in used_by_nodes or output_names.count(spec.output) != 1:
-            raise AppendingGraphError(f"{where} is also used inside the graph: removing its Concat "
-                                      "would change what the graph computes")
-        new_positions = concat.input[1]
-        concat.op_type = "Identity"
-        concat.name = f"{spec.output}/new_positions"
-        del concat.attribute[:]
-        del concat.input[:]
-        concat.input.append(new_positions)
+        if output_names.count(spec.output) != 1:
+            raise AppendingGraphError(f"{where} appears {output_names.count(spec.output)} times among the outputs")
+        inner = f"{spec.output}/past_and_new"
+        concat.output[0] = inner
+        readers = [node for node in graph.node if spec.output in node.input]
+        for node in readers:
+            node.input[:] = [inner if name == spec.output else name for name in node.input]
+        identity = onnx.helper.make_node("Identity", [concat.input[1]], [spec.output],
+                                         name=f"{spec.output}/new_positions")
+        graph.node.append(identity)  # X is made before the Concat that read it: order holds
+        if not readers:
+            graph.node.remove(concat)
         dims = outputs[spec.output].type.tensor_type.shape.dim
         if len(dims) != rank:
             raise AppendingGraphError(f"{where} declares {len(dims)} dims, the cache spec has {rank}")

@@ -109,15 +109,13 @@ def _name_outputs_at_their_producers(graph):
     value gets the output's name (the cache Concat stays a Concat that makes `present.*`)."""
     graph_outputs = {value.name for value in graph.output}
     producers = {name: node for node in graph.node for name in node.output}
-    uses = {}
-    for node in graph.node:
-        for name in node.input:
-            uses[name] = uses.get(name, 0) + 1
     for identity in [node for node in graph.node if node.op_type == "Identity"]:
         value, output = identity.input[0], identity.output[0]
         producer = producers.get(value)
-        if output in graph_outputs and producer is not None and uses[value] == 1 and value not in graph_outputs:
+        if output in graph_outputs and producer is not None and value not in graph_outputs:
             producer.output[list(producer.output).index(value)] = output
+            for node in graph.node:  # e.g. the Cast that takes the cache to fp16 for attention
+                node.input[:] = [output if name == value else name for name in node.input]
             for info in graph.value_info:
                 if info.name == value:
                     graph.value_info.remove(info)

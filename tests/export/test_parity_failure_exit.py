@@ -23,7 +23,7 @@ def test_cli_exits_1_and_keeps_the_manifest_when_fp32_parity_fails(tmp_path, mon
 def test_cli_exits_1_when_an_appending_graph_disagrees_with_its_standard_graph(tmp_path, monkeypatch, capsys):
     import botpsy_export.verify_appending as verify_appending
 
-    monkeypatch.setattr(verify_appending, "SAME_BUFFERS_MAX_ABS_DIFF", -1.0)  # no graph meets it
+    monkeypatch.setattr(verify_appending, "MAX_ABS_LOGIT_DIFF", -1.0)  # no graph meets it
     out = tmp_path / "tiny"
     status = main(["export", "--model", "tiny-qwen3.5", "--out", str(out), "--dtype", "fp32", "--quiet"])
     captured = capsys.readouterr()

@@ -34,33 +34,32 @@ def apply_rope(x, cos, sin):
 
 
 def cached_attention(query, key, value, past_key, past_value, attention_mask, position_ids, scale):
-    """Causal grouped-query attention over [past cache + new tokens], computed "split".
+    """Causal grouped-query attention over [past cache + new tokens].
 
     query [1, H, T, D]; key/value [1, KV, T, D]; past_* [1, KV, P, D];
-    attention_mask [1, P+T] (zeros for masked cache slots); position_ids [1, T] = the new
-    tokens' positions. Returns (output [1, T, H*D], present_key, present_value).
+    attention_mask [1, P+T] (ones); position_ids [1, T] = P .. P+T-1.
+    Returns (output [1, T, H*D], present_key, present_value).
 
-    Scores over the past and over the new keys are computed separately, so the Concat that
-    makes present = past + new feeds only the graph output: the appending graph
-    (`appending_graph.py`) drops it and returns the new positions alone.
+    Attention reads the Concat'd present, so a prompt split across calls sums every query's
+    row over the same keys in the same order as one call: bit-identical, which prefix reuse
+    relies on (q8 rounds activations per token and would magnify any last-bit difference).
+    The appending graph (`appending_graph.py`) keeps this Concat inside and returns `key` and
+    `value` as the cache outputs.
     """
     heads, head_dim = query.shape[1], query.shape[3]
     kv_heads = key.shape[1]
     groups = heads // kv_heads
+    present_key = torch.cat([past_key, key], dim=2)
+    present_value = torch.cat([past_value, value], dim=2)
 
     key_positions = attention_mask.cumsum(-1) - 1
     allowed = (key_positions[:, None, :] <= position_ids[:, :, None]) & (attention_mask[:, None, :] > 0)
     bias = torch.zeros_like(allowed, dtype=torch.float32).masked_fill(~allowed, MASKED)
 
     grouped = query.reshape(1, kv_heads, groups, -1, head_dim)
-    scores_past = grouped @ past_key[:, :, None].transpose(-1, -2) * scale
-    scores_new = grouped @ key[:, :, None].transpose(-1, -2) * scale
-    probs = F.softmax(torch.cat([scores_past, scores_new], dim=-1) + bias[:, None, None], dim=-1)
-    past_length = past_key.shape[2]  # traced as Shape(past_key): stays dynamic in the graph
-    out = probs[..., :past_length] @ past_value[:, :, None] + probs[..., past_length:] @ value[:, :, None]
-    out = out.reshape(1, heads, -1, head_dim)
-    present_key = torch.cat([past_key, key], dim=2)
-    present_value = torch.cat([past_value, value], dim=2)
+    scores = grouped @ present_key[:, :, None].transpose(-1, -2) * scale
+    probs = F.softmax(scores + bias[:, None, None], dim=-1)
+    out = (probs @ present_value[:, :, None]).reshape(1, heads, -1, head_dim)
     return out.transpose(1, 2).reshape(1, -1, heads * head_dim), present_key, present_value
 
 
