@@ -1,31 +1,35 @@
 // The model state for "appending" graphs (WASM; docs/contracts.md section 1):
-// each KV cache lives in one buffer with room for `capacity` positions along
-// its seq_axis, fed whole every step (the attention mask hides the unused
-// positions [length, capacity)). The graph returns only the new positions,
-// which are written in at [length, length + new), so no full copy of the cache
-// comes out of the graph each step, and truncating is setting `length`.
-// Conv and recurrent state are replaced whole each step, as in CacheState.
+// the graph returns only the new KV positions instead of past + new, so no
+// full copy of the cache comes out of the graph (and is allocated in JS) each
+// step. Each KV cache lives in one buffer with spare room; the live positions
+// are kept packed exactly as the standard graph's past input ([rows, length,
+// inner], rows = the dims before seq_axis), and a view of them is fed. The
+// graph therefore computes exactly what the standard graph computes from the
+// same past: same tokens, same logits, bit for bit, and a prompt split across
+// calls gives what it gives in one call.
+// Appending moves each row up to make room (an in-place memmove inside the
+// buffer, no allocation); truncating moves them down. Conv and recurrent state
+// are replaced whole each step, as in CacheState.
 //
-// Snapshots share the KV buffers instead of copying them: a snapshot covers
-// positions [0, its length). A write that would overwrite positions some held
-// snapshot still covers first moves the live state to a copy (copy-on-write).
+// Snapshots share the KV buffers instead of copying them; since appending and
+// truncating move data, a write to buffers a held snapshot reads first moves
+// the live state to a copy (copy-on-write).
 // Same interface as CacheState (cache-state.js); the runner picks the class.
 import {TRUNCATABLE_KINDS, TYPED_ARRAYS} from "./cache-state.js";
 
-// Growth rounds up to this many positions. Every step feeds (and onnxruntime-web
-// copies into its heap) the whole capacity, so unused room costs on every step,
-// while growing costs one copy of the cache: growing in small steps (not x1.5)
-// keeps the unused room under CAPACITY_STEP positions for a copy every ~64 tokens.
+// Room grows in steps of this many positions: growing copies the cache once
+// (every ~64 tokens); the room itself costs nothing per step (only the live
+// positions are fed).
 export const CAPACITY_STEP = 64;
 
-/** The capacity that holds `needed` positions. */
+/** The room (in positions) that holds `needed` positions. */
 export function capacityFor(needed) {
   return Math.ceil(needed / CAPACITY_STEP) * CAPACITY_STEP;
 }
 
 const product = (dims) => dims.reduce((a, b) => a * b, 1);
 
-/** How an entry's buffer is laid out: `rows` blocks of capacity x `inner` values. */
+/** How an entry's data is laid out: `rows` blocks of length x `inner` values. */
 function layoutOf(entry) {
   return {rows: product(entry.shape.slice(0, entry.seq_axis)), inner: product(entry.shape.slice(entry.seq_axis + 1))};
 }
@@ -36,7 +40,7 @@ function asArrayType(data, ArrayType) {
   return new ArrayType(data.buffer, data.byteOffset, data.byteLength / ArrayType.BYTES_PER_ELEMENT);
 }
 
-/** One buffer per KV entry, all with the same capacity, and the snapshots that read them. */
+/** One buffer per KV entry, each with room for `capacity` positions, and the snapshots that read them. */
 class KvBuffers {
   constructor(entries, capacity) {
     this.capacity = capacity;
@@ -44,27 +48,15 @@ class KvBuffers {
       const {rows, inner} = layoutOf(entry);
       return [entry.input, new TYPED_ARRAYS[entry.dtype](rows * capacity * inner)];
     }));
-    this.snapshots = new Set();  // each still reads positions [0, snapshot.length)
+    this.snapshots = new Set();
   }
 
-  /** Positions [0, n) that some held snapshot still reads. */
-  get protectedLength() {
-    let length = 0;
-    for (const snapshot of this.snapshots) length = Math.max(length, snapshot.length);
-    return length;
-  }
-
-  /** New buffers with room for `capacity` positions, holding positions [0, length) of these. */
+  /** New buffers with room for `capacity` positions, holding the packed [rows, length, inner] of these. */
   copy(entries, length, capacity) {
     const copy = new KvBuffers(entries, capacity);
     for (const entry of entries) {
       const {rows, inner} = layoutOf(entry);
-      const from = this.arrays.get(entry.input);
-      const to = copy.arrays.get(entry.input);
-      for (let row = 0; row < rows; row++) {
-        const start = row * this.capacity * inner;
-        to.set(from.subarray(start, start + length * inner), row * capacity * inner);
-      }
+      copy.arrays.get(entry.input).set(this.arrays.get(entry.input).subarray(0, rows * length * inner));
     }
     return copy;
   }
@@ -85,7 +77,7 @@ export class AppendingCacheState {
     this.reset();
   }
 
-  /** Positions fed as the past; those in [length, capacity) are masked out. */
+  /** Positions the KV buffers have room for (reported in stats); only the processed ones are fed. */
   get capacity() { return this.kv.capacity; }
 
   /** Nothing processed: zero conv/recurrent state; the KV buffers are kept for reuse. */
@@ -105,34 +97,36 @@ export class AppendingCacheState {
     return counts;
   }
 
-  /** The feeds for session.run: every KV buffer whole (capacity positions) and the fixed-size state. */
+  /** The feeds for session.run: a packed view of each KV buffer's live positions, and the fixed-size state. */
   feeds() {
     const feeds = Object.fromEntries(this.fixed);
     for (const entry of this.kvEntries) {
+      const {rows, inner} = layoutOf(entry);
       const dims = [...entry.shape];
-      dims[entry.seq_axis] = this.kv.capacity;
-      feeds[entry.input] = new this.ort.Tensor(entry.dtype, this.kv.arrays.get(entry.input), dims);
+      dims[entry.seq_axis] = this.length;
+      const live = this.kv.arrays.get(entry.input).subarray(0, rows * this.length * inner);
+      feeds[entry.input] = new this.ort.Tensor(entry.dtype, live, dims);
     }
     return feeds;
   }
 
-  /** Writes the graph's new KV positions in at [this.length, length); takes its conv/recurrent state. */
+  /** Appends the graph's new KV positions after the live ones; takes its conv/recurrent state. */
   adoptOutputs(outputs, length) {
-    const start = this.length;
-    const count = length - start;
+    const old = this.length;
+    const count = length - old;
     for (const entry of this.entries) {
       if (!outputs[entry.output]) throw new Error(`the graph did not return cache output "${entry.output}"`);
     }
     for (const entry of this.kvEntries) checkNewPositions(entry, outputs[entry.output], count);
-    this.#makeWritable(start, length);
+    this.#makeWritable(length);
     for (const entry of this.kvEntries) {
       const {rows, inner} = layoutOf(entry);
-      const ArrayType = TYPED_ARRAYS[entry.dtype];
-      const added = asArrayType(outputs[entry.output].data, ArrayType);
+      const added = asArrayType(outputs[entry.output].data, TYPED_ARRAYS[entry.dtype]);
       const buffer = this.kv.arrays.get(entry.input);
-      const capacity = this.kv.capacity;
-      for (let row = 0; row < rows; row++) {
-        buffer.set(added.subarray(row * count * inner, (row + 1) * count * inner), (row * capacity + start) * inner);
+      // Last row first: each row moves up by `count` positions per row before it.
+      for (let row = rows - 1; row >= 0; row--) {
+        if (row > 0) buffer.copyWithin(row * length * inner, row * old * inner, (row + 1) * old * inner);
+        buffer.set(added.subarray(row * count * inner, (row + 1) * count * inner), (row * length + old) * inner);
       }
       outputs[entry.output].dispose?.();
     }
@@ -143,15 +137,14 @@ export class AppendingCacheState {
     this.length = length;
   }
 
-  // Before writing positions [start, end): a copy when a snapshot still reads
-  // them (copy-on-write), when the buffers are too small (growth), or when a
-  // reset or cut-back left much more room than needed (which every step would feed).
-  #makeWritable(start, end) {
+  // Before moving data in the buffers so that they hold `needed` positions: a copy when
+  // a snapshot still reads them (copy-on-write), when they are too small (growth), or
+  // when a reset or cut-back left much more room than needed (memory held for nothing).
+  #makeWritable(needed) {
     const {capacity} = this.kv;
-    const needed = capacityFor(end);
-    const resize = end > capacity || capacity > needed + CAPACITY_STEP;
-    if (!resize && this.kv.protectedLength <= start) return;
-    this.kv = this.kv.copy(this.kvEntries, start, resize ? needed : capacity);
+    const resize = needed > capacity || capacity > capacityFor(needed) + CAPACITY_STEP;
+    if (!resize && this.kv.snapshots.size === 0) return;
+    this.kv = this.kv.copy(this.kvEntries, this.length, resize ? capacityFor(needed) : capacity);
   }
 
   /** The current state for a snapshot (release with releaseSnapshot): shares the KV buffers, no copy. */
@@ -176,10 +169,19 @@ export class AppendingCacheState {
     this.length = snapshot.length;
   }
 
-  /** Forgets every position from `length` on (KV-only models). */
+  /** Forgets every position from `length` on (KV-only models): rows move down, in place. */
   async truncate(length) {
     if (!this.truncatable) throw new Error("this model has recurrent or conv state, which cannot be truncated");
-    if (length < this.length) this.length = length;
+    if (length >= this.length) return;
+    if (this.kv.snapshots.size) this.kv = this.kv.copy(this.kvEntries, this.length, this.kv.capacity);
+    for (const entry of this.kvEntries) {
+      const {rows, inner} = layoutOf(entry);
+      const buffer = this.kv.arrays.get(entry.input);
+      for (let row = 1; row < rows; row++) {
+        buffer.copyWithin(row * length * inner, row * this.length * inner, (row * this.length + length) * inner);
+      }
+    }
+    this.length = length;
   }
 
   dispose() {

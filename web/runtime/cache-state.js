@@ -73,7 +73,7 @@ export class CacheState {
     this.reset();
   }
 
-  /** Positions fed as the past: exactly the processed ones (the attention mask is all ones). */
+  /** KV positions held: exactly the processed ones (appending mode keeps room for more). */
   get capacity() { return this.length; }
 
   /** Back to zero-initial tensors (nothing processed). */

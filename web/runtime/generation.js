@@ -133,7 +133,7 @@ export async function generate({runner, prefix, tokenizer, manifest}, promptIds,
     prefillPhaseMs: prefillTimes.toJSON(),  // prefillMs split the same way
     cacheLocations: runner.cache.locations(),  // where the state lives now: {"gpu-buffer": n} on WebGPU
     cacheMode: runner.cacheMode,  // "appending" (KV buffers with room, only new positions come back) or "standard"
-    cacheCapacity: runner.cache.capacity,  // KV positions fed per step now (standard: exactly the processed ones)
+    cacheCapacity: runner.cache.capacity,  // KV positions the buffers have room for (standard: exactly the processed ones)
     gpuTensorsDisposed: runner.refs.gpuTensorsDisposed,  // replaced GPU state tensors freed so far (running total)
     decodePhaseMs: times.toJSON(),  // decodeMs split by phase: run (inside onnxruntime), feeds, outputs, sample, ...
   };

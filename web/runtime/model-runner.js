@@ -36,7 +36,7 @@ export class ModelRunner {
     this.#checkInputsCovered();
     // Only these come back from session.run (nothing else is copied out).
     this.fetches = [this.names.logits, ...this.cache.entries.map((entry) => entry.output)];
-    this.mask = new BigInt64Array(0);  // grown on demand; attention masks are views of it
+    this.ones = new BigInt64Array(0);  // grown on demand; attention masks are views of it
   }
 
   static async create(ort, modelBytes, manifest, backend, externalData = [], cacheMode = "standard") {
@@ -86,13 +86,12 @@ export class ModelRunner {
   async step(tokenIds, times = NO_PHASE_TIMES) {
     const {ort, names} = this;
     const past = this.cache.length;
-    const capacity = this.cache.capacity;
     const count = tokenIds.length;
     if (!count) throw new Error("step needs at least one token");
     const feeds = this.cache.feeds();
     feeds[names.inputIds] = new ort.Tensor("int64", BigInt64Array.from(tokenIds, BigInt), [1, count]);
     if (names.attentionMask) {
-      feeds[names.attentionMask] = new ort.Tensor("int64", this.#maskView(past, capacity, count), [1, capacity + count]);
+      feeds[names.attentionMask] = new ort.Tensor("int64", this.#onesView(past + count), [1, past + count]);
     }
     if (names.positionIds) {
       const copies = this.positionShape[0];
@@ -118,15 +117,10 @@ export class ModelRunner {
     return logits;
   }
 
-  // The attention mask [capacity + count]: ones for the `past` processed positions, zeros for
-  // the unused room [past, capacity) (none in standard mode), ones for the new tokens. A view
-  // of one array grown by doubling (not a new array per step).
-  #maskView(past, capacity, count) {
-    const length = capacity + count;
-    if (this.mask.length < length) this.mask = new BigInt64Array(Math.max(length, 2 * this.mask.length));
-    const mask = this.mask.subarray(0, length);
-    mask.fill(1n, 0, past).fill(0n, past, capacity).fill(1n, capacity);
-    return mask;
+  // A [length] view of ones, from one array grown by doubling (not a new array per step).
+  #onesView(length) {
+    if (this.ones.length < length) this.ones = new BigInt64Array(Math.max(length, 2 * this.ones.length)).fill(1n);
+    return this.ones.subarray(0, length);
   }
 
   async release() {
