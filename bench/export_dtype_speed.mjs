@@ -35,7 +35,9 @@ console.log("dtype  size_MB  load_s  prefill_tok/s  decode_tok/s");
 for (const [dtype, entry] of Object.entries(manifest.dtypes)) {
   const size = entry.files.reduce((sum, f) => sum + manifest.files[f].size, 0) / 2 ** 20;
   let started = performance.now();
-  const session = await ort.InferenceSession.create(fs.readFileSync(path.join(folder, entry.file)));
+  const externalData = entry.files.filter((f) => f !== entry.file)
+    .map((f) => ({path: path.basename(f), data: fs.readFileSync(path.join(folder, f))}));
+  const session = await ort.InferenceSession.create(fs.readFileSync(path.join(folder, entry.file)), {externalData});
   const loadSeconds = (performance.now() - started) / 1000;
   let state = { length: 0, tensors: manifest.cache.map((e) => new ort.Tensor("float32", new Float32Array(e.shape.reduce((a, b) => a * b, 1)), e.shape)) };
   started = performance.now();
