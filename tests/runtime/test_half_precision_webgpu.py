@@ -23,10 +23,12 @@ async () => {
 
 # Runs the f16 graph straight on onnxruntime-web's WebGPU EP, bypassing web/runtime's checks.
 RAW_WEBGPU_RUN = """
-async ({url, cache}) => {
+async ({url, dataUrls, cache}) => {
   const {loadOrt} = await import("/web/runtime/ort-loader.js");
   const ort = await loadOrt("webgpu");
-  const session = await ort.InferenceSession.create(url, {executionProviders: ["webgpu"]});
+  // the graph's weights are in external data files, fetched by onnxruntime-web from their URLs
+  const externalData = dataUrls.map((data) => ({path: data.slice(data.lastIndexOf("/") + 1), data}));
+  const session = await ort.InferenceSession.create(url, {executionProviders: ["webgpu"], externalData});
   const ids = (values) => new ort.Tensor("int64", BigInt64Array.from(values.map(BigInt)), [1, values.length]);
   const feeds = {input_ids: ids([5, 7]), attention_mask: ids([1, 1])};
   if (session.inputNames.includes("position_ids")) feeds.position_ids = ids([0, 1]);
@@ -98,8 +100,11 @@ def test_onnxruntime_web_webgpu_needs_shader_f16_for_f16_graphs(runtime_page, se
                                                                adapter_has_f16, dtype):
     """Why the manifest says `requires: ["shader-f16"]`: without it the WebGPU EP fails at the first run."""
     manifest = json.loads((half_folder / "manifest.json").read_text())
-    url = f"{server}/models/{half_folder.name}/{manifest['dtypes'][dtype]['file']}"
-    result = runtime_page.evaluate(RAW_WEBGPU_RUN, {"url": url, "cache": manifest["cache"]})
+    spec = manifest["dtypes"][dtype]
+    folder_url = f"{server}/models/{half_folder.name}"
+    data_urls = [f"{folder_url}/{path}" for path in spec["files"] if path != spec["file"]]
+    result = runtime_page.evaluate(RAW_WEBGPU_RUN, {"url": f"{folder_url}/{spec['file']}", "dataUrls": data_urls,
+                                                    "cache": manifest["cache"]})
     if adapter_has_f16:
         assert result == {"finite": True}
     else:
