@@ -15,11 +15,17 @@ FILLER = ("The lighthouse keeper climbed the stairs every evening, counted the s
           "wrote their names in a book and watched the weather change over the grey northern sea. ") * 4
 
 
+def _link(source, target):
+    os.symlink(os.path.abspath(source), target)
+
+
 def edited_copy(folder, suffix, edit):
-    """A copy of `folder` (hard links: no second copy of the weights) whose manifest `edit(manifest, copy)` changed."""
+    """A copy of `folder` whose manifest `edit(manifest, copy)` changed. Its files are symlinks: no
+    second copy of the weights, and (unlike hard links) the originals keep one link each, which
+    onnx requires of external data files it loads."""
     copy = folder.parent / f"{folder.name}-{suffix}"
     shutil.rmtree(copy, ignore_errors=True)
-    shutil.copytree(folder, copy, copy_function=os.link)
+    shutil.copytree(folder, copy, copy_function=_link)
     manifest = json.loads((folder / "manifest.json").read_text())
     edit(manifest, copy)
     (copy / "manifest.json").unlink()  # a link to the original's: replaced, not written through
