@@ -64,9 +64,10 @@ def fp32_node_names(model: onnx.ModelProto) -> list[str]:
 def cache_output_concats(model: onnx.ModelProto) -> list:
     """The Concat(past, new) nodes that make a graph output (a key/value cache).
 
-    Kept fp32, so they read the float32 past input as is: the appending graph
-    (`appending_graph.py`) replaces each by its new part alone, and that stays a plain
-    pattern. The values are the same: the past went through fp16 and back, exactly."""
+    Kept fp32, so they read the float32 past input as is and stay the plain
+    Concat(past input, new) pattern that `appending_graph.py` looks for (attention reads the
+    Concat through a Cast to fp16). The values are the same: the past went through fp16 and
+    back, exactly."""
     outputs = {value.name for value in model.graph.output}
     return [node for node in model.graph.node if node.op_type == "Concat" and node.output[0] in outputs]
 
