@@ -8,7 +8,7 @@ import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .appending_graph import write_appending_graph
+from .appending_graph import APPENDING_INPUTS, write_appending_graph
 from .errors import ExportError, OutOfDiskError, VerificationFailedError
 from .folder import MANIFEST, describe_files, write_json, write_model_configs, write_tokenizer_files
 from .progress import Progress
@@ -207,6 +207,7 @@ def _manifest(loaded, arch, out, dtypes, graph_files, appending_files, verificat
         "dtypes": dtype_entries,
         "recommended_dtype": recommend(BACKEND_PREFERENCES, dtypes),
         "inputs": {name: name for name in model_input_names(arch)},
+        "appending_inputs": APPENDING_INPUTS,  # what only the appending graphs take (role -> name)
         "outputs": {"logits": "logits"},
         "cache": [spec.manifest_entry() for spec in arch.state_specs()],
         "vocab_size": arch.config.vocab_size,

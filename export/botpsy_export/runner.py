@@ -3,6 +3,7 @@
 import numpy as np
 import onnxruntime as ort
 
+from .appending_graph import NUM_LOGITS
 from .architectures import StateSpec
 
 
@@ -74,9 +75,18 @@ class AppendingStepper(OnnxStepper):
     new positions are the end of its present outputs."""
 
     def feed(self, token_ids) -> np.ndarray:
+        return self.feed_scoring(token_ids, 1)[-1]
+
+    def feed_scoring(self, token_ids, num_logits: int) -> np.ndarray:
+        """Run the new tokens; returns the logits of the last `num_logits` of them [num_logits, vocab]
+        (the graph's num_logits input; a graph without it scores only the last position)."""
         feeds = self.input_feeds(token_ids)
         count = feeds["input_ids"].shape[1]
         feeds.update({spec.input: state for spec, state in zip(self.specs, self.states)})
+        if NUM_LOGITS in {i.name for i in self.session.get_inputs()}:
+            feeds[NUM_LOGITS] = np.array([num_logits], dtype=np.int64)
+        elif num_logits != 1:
+            raise ValueError(f"the graph has no {NUM_LOGITS} input: it scores only the last position")
         logits, *outputs = self.session.run(None, feeds)
         for index, (spec, output) in enumerate(zip(self.specs, outputs)):
             if spec.seq_axis is None:
@@ -90,4 +100,4 @@ class AppendingStepper(OnnxStepper):
                                  f"expected the {count} new ones (or the {self.length} fed + {count} new)")
             self.states[index] = np.concatenate([self.states[index], output], axis=spec.seq_axis)
         self.length += count
-        return logits[0, -1]
+        return logits[0]

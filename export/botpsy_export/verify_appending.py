@@ -6,6 +6,14 @@ graph as transformers.js does (present fed back as the past). The prompt is fed 
 then GREEDY_STEPS tokens one by one. Both graphs run the same nodes on the same inputs (the
 appending graph only returns the Concat's new part instead of the Concat), so for every dtype,
 q8 included, the logits must agree to float identity and the greedy tokens must be the same.
+
+The appending graph's `num_logits` input is checked too: after the prompt's first half, one call
+of the second half and the greedy tokens, scoring all of them, is compared row by row with the
+calls above, which scored one position each (the runtime checks guessed tokens this way).
+Those are not the same bits: onnxruntime's kernels round differently for a call of 1 and of 9
+positions (~1e-5 in fp32), and q8's per-token int8 rounding magnifies that (logits up to ~3
+apart on SmolLM2). So the rows must pick the same greedy token, at least ONE_CALL_MIN_AGREEMENT
+of them (a graph scoring the wrong positions agrees on next to none); the difference is reported.
 """
 
 import numpy as np
@@ -14,6 +22,7 @@ from .runner import AppendingStepper, OnnxStepper
 
 GREEDY_STEPS = 8
 MAX_ABS_LOGIT_DIFF = 1e-6
+ONE_CALL_MIN_AGREEMENT = 0.75
 
 
 def _calls(prompt_ids) -> list:
@@ -39,12 +48,36 @@ def verify_appending_graph(standard_path, appending_path, state_specs, prompt_id
     appending = AppendingStepper(appending_path, state_specs)
     appending_logits, tokens = _run(appending, calls)
     diff = max(float(np.abs(row - expected).max()) for row, expected in zip(appending_logits, standard_logits))
+    scored = _score_in_one_call(appending_path, state_specs, calls, tokens)
+    singles = np.stack(appending_logits[len(calls) - 1:len(calls) - 1 + len(scored)])
+    multi_diff = float(np.abs(scored - singles).max())
+    agreement = float(np.mean(scored.argmax(-1) == singles.argmax(-1)))
+    passed = tokens == standard_tokens and np.isfinite(diff) and diff <= MAX_ABS_LOGIT_DIFF and \
+        np.isfinite(multi_diff) and agreement >= ONE_CALL_MIN_AGREEMENT
     return {
-        "max_abs_logit_diff": float(f"{diff:.6g}") if np.isfinite(diff) else diff,
+        "max_abs_logit_diff": _rounded(diff),
         "greedy_tokens_equal": tokens == standard_tokens,
         "calls": len(appending_logits),
         "final_length": appending.length,
+        "positions_scored_in_one_call": len(scored),
+        "one_call_max_abs_logit_diff": _rounded(multi_diff),
+        "one_call_greedy_agreement": agreement,
         "criteria": f"{dtype}: same greedy tokens and max_abs_logit_diff <= {MAX_ABS_LOGIT_DIFF} "
-                    "(the same nodes on the same inputs)",
-        "passed": bool(tokens == standard_tokens and np.isfinite(diff) and diff <= MAX_ABS_LOGIT_DIFF),
+                    "(the same nodes on the same inputs); positions scored in one call (num_logits) pick "
+                    f"the greedy token of one call each on >= {ONE_CALL_MIN_AGREEMENT:.0%} of them",
+        "passed": bool(passed),
     }
+
+
+def _rounded(value: float) -> float:
+    return float(f"{value:.6g}") if np.isfinite(value) else value
+
+
+def _score_in_one_call(appending_path, state_specs, calls, tokens) -> np.ndarray:
+    """From one call scoring GREEDY_STEPS + 1 positions: the logits at the prompt's last token
+    and at each greedy token after it ([GREEDY_STEPS + 1, vocab])."""
+    stepper = AppendingStepper(appending_path, state_specs)
+    for call in calls[:-1]:
+        stepper.feed(call)
+    fed = list(calls[-1]) + tokens[:GREEDY_STEPS]
+    return stepper.feed_scoring(fed, GREEDY_STEPS + 1)

@@ -1,7 +1,9 @@
 """Appending graphs (docs/contracts.md §1): beside each dtype's graph, the same graph whose
 key/value cache outputs hold only the new positions, for a runtime that keeps the cache in its
 own buffer (web/runtime on WASM). Same names, same weights file, and the same nodes on the same
-inputs: driven as the runtime drives it, it gives the standard graph's logits bit for bit."""
+inputs: driven as the runtime drives it, it gives the standard graph's logits bit for bit. One
+input more, num_logits: how many of the call's last positions get logits (the runtime checks
+several guessed tokens in one call with it)."""
 
 import json
 from collections import Counter
@@ -10,9 +12,9 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
-from botpsy_export.appending_graph import appending_path, make_appending
+from botpsy_export.appending_graph import APPENDING_INPUTS, add_num_logits_input, appending_path, make_appending
 from botpsy_export.architectures import StateSpec
 from botpsy_export.errors import AppendingGraphError
 from botpsy_export.runner import AppendingStepper, OnnxStepper
@@ -55,10 +57,13 @@ def test_every_dtype_has_an_appending_graph_with_the_standard_graphs_names(folde
         assert entry["appending_file"] in manifest["files"] and entry["appending_file"] not in entry["files"]
         standard = load_graph_without_weights(folder / entry["file"]).graph
         appending = load_graph_without_weights(folder / entry["appending_file"]).graph
-        assert [(i.name, _dims(i)) for i in appending.input] == [(i.name, _dims(i)) for i in standard.input]
+        assert [(i.name, _dims(i)) for i in appending.input] == \
+            [(i.name, _dims(i)) for i in standard.input] + [("num_logits", [1])]
+        assert manifest["appending_inputs"] == {"num_logits": "num_logits"} == APPENDING_INPUTS
         assert [o.name for o in appending.output] == [o.name for o in standard.output]
         outputs = {o.name: o for o in appending.output}
         standard_outputs = {o.name: o for o in standard.output}
+        assert _dims(outputs["logits"]) == [1, "num_logits", manifest["vocab_size"]]
         for c in manifest["cache"]:
             expected = _dims(standard_outputs[c["output"]])
             if c["seq_axis"] is not None:
@@ -111,6 +116,8 @@ def test_appending_graphs_are_verified_against_the_standard_graphs(folder):
         result = manifest["verification"][dtype]["appending"]
         assert result["passed"] is True, (dtype, result)
         assert result["max_abs_logit_diff"] == 0.0 and result["greedy_tokens_equal"] is True, (dtype, result)
+        assert result["positions_scored_in_one_call"] == 9, (dtype, result)
+        assert result["one_call_greedy_agreement"] >= 0.75, (dtype, result)
 
 
 def test_verification_catches_an_appending_graph_that_computes_something_else(smollm2):
@@ -150,7 +157,8 @@ def test_cache_outputs_hold_only_the_new_positions(exported_model, model_name):
         appending = OnnxStepper(folder / entry["appending_file"], specs)
         feeds = _random_past_feeds(standard, specs, past=5, token_ids=[11, 12, 13], rng=np.random.default_rng(1))
         full = dict(zip([o.name for o in standard.session.get_outputs()], standard.session.run(None, feeds)))
-        new = dict(zip([o.name for o in appending.session.get_outputs()], appending.session.run(None, feeds)))
+        feeds_appending = {**feeds, "num_logits": np.array([1], dtype=np.int64)}
+        new = dict(zip([o.name for o in appending.session.get_outputs()], appending.session.run(None, feeds_appending)))
         np.testing.assert_array_equal(new["logits"], full["logits"])
         for spec in specs:
             if spec.seq_axis is None:
@@ -207,7 +215,67 @@ def test_a_cut_back_cache_goes_on_like_a_fresh_run(smollm2):
         assert np.argmax(continued) == np.argmax(expected), dtype
 
 
+@pytest.mark.parametrize("model_name", BUILTIN_MODELS)
+def test_one_call_scoring_several_positions_gives_each_its_logits(exported_model, model_name):
+    """The rows of a num_logits=k call are the logits one call per position gives, in order
+    (fp32: up to the kernels' rounding for a different call length)."""
+    folder = exported_model(model_name)
+    manifest = read_manifest(folder)
+    specs = _specs(manifest)
+    fp32 = manifest["dtypes"]["fp32"]
+    prompt, extra = list(range(100, 120)), [7, 300, 42, 42, 1000, 5]
+    one_by_one = AppendingStepper(folder / fp32["appending_file"], specs)
+    rows = [one_by_one.feed(prompt)] + [one_by_one.feed([token]) for token in extra]
+    together = AppendingStepper(folder / fp32["appending_file"], specs)
+    together.feed(prompt[:-1])
+    scored = together.feed_scoring(prompt[-1:] + extra, len(extra) + 1)
+    assert scored.shape == (len(extra) + 1, manifest["vocab_size"])
+    np.testing.assert_allclose(scored, np.stack(rows), atol=1e-3, rtol=0)
+    assert together.length == one_by_one.length
+    for spec, a, b in zip(specs, together.states, one_by_one.states):
+        np.testing.assert_allclose(a, b, atol=1e-4, rtol=0, err_msg=spec.output)
+
+
 # --- the surgery on small graphs ---------------------------------------------------
+
+def _head(vocab=3):
+    """hidden [1, T, 4] -> Slice(last position) -> MatMul(W) -> logits [1, 1, 3]."""
+    value = lambda name, dims: helper.make_tensor_value_info(name, TensorProto.FLOAT, dims)
+    ints = lambda name, values: helper.make_node("Constant", [], [name], value=helper.make_tensor(
+        name, TensorProto.INT64, [len(values)], values))
+    weight = np.arange(4 * vocab, dtype=np.float32).reshape(4, vocab) / 10
+    nodes = [ints("starts", [-1]), ints("ends", [2**63 - 1]), ints("axes", [1]),
+             helper.make_node("Slice", ["hidden", "starts", "ends", "axes"], ["last"]),
+             helper.make_node("MatMul", ["last", "weight"], ["logits"])]
+    graph = helper.make_graph(nodes, "head", [value("hidden", [1, "sequence", 4])], [value("logits", [1, 1, vocab])],
+                              [numpy_helper.from_array(weight, "weight")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 9
+    return model, weight
+
+
+def test_num_logits_widens_the_heads_last_position_slice(tmp_path):
+    model, weight = _head()
+    add_num_logits_input(model)
+    onnx.checker.check_model(model)
+    assert [i.name for i in model.graph.input] == ["hidden", "num_logits"]
+    assert _dims(model.graph.output[0]) == [1, "num_logits", 3]
+    assert "starts" not in {name for node in model.graph.node for name in node.output}  # nothing reads it now
+    path = tmp_path / "head.onnx"
+    onnx.save(model, path)
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    hidden = np.random.default_rng(0).standard_normal((1, 5, 4)).astype(np.float32)
+    for count in (1, 3, 5):
+        (logits,) = session.run(None, {"hidden": hidden, "num_logits": np.array([count], np.int64)})
+        np.testing.assert_allclose(logits, hidden[:, -count:] @ weight, rtol=1e-6)
+
+
+def test_num_logits_refuses_a_head_without_a_last_position_slice():
+    model, _ = _head()
+    model.graph.node[3].input[1] = "ends"  # the Slice no longer starts at -1
+    with pytest.raises(AppendingGraphError, match="no Slice.*'logits'"):
+        add_num_logits_input(model)
+
 
 SPEC = StateSpec("past_key_values.0.key", "present.0.key", "key", (1, 2, 0, 4), 2)
 
