@@ -10,10 +10,12 @@ q8 included, the logits must agree to float identity and the greedy tokens must 
 The appending graph's `num_logits` input is checked too: after the prompt's first half, one call
 of the second half and the greedy tokens, scoring all of them, is compared row by row with the
 calls above, which scored one position each (the runtime checks guessed tokens this way).
-Those are not the same bits: onnxruntime's kernels round differently for a call of 1 and of 9
-positions (~1e-5 in fp32), and q8's per-token int8 rounding magnifies that (logits up to ~3
-apart on SmolLM2). So the rows must pick the same greedy token, at least ONE_CALL_MIN_AGREEMENT
-of them (a graph scoring the wrong positions agrees on next to none); the difference is reported.
+In onnxruntime-web (WASM) those are the same bits (the attention's softmax sums in key order,
+blocks.softmax_in_key_order; tests/runtime/test_draft_decoding.py). Native onnxruntime's x86
+kernels round differently for a call of 1 and of 9 positions (~1e-5 in fp32), which q8's
+per-token int8 rounding magnifies (logits up to ~1.4 apart on SmolLM2). So here the rows must
+pick the same greedy token, at least ONE_CALL_MIN_AGREEMENT of them (a graph scoring the wrong
+positions agrees on next to none); the difference is reported.
 """
 
 import numpy as np

@@ -43,6 +43,8 @@ def cached_attention(query, key, value, past_key, past_value, attention_mask, po
     Attention reads the Concat'd present, so a prompt split across calls sums every query's
     row over the same keys in the same order as one call: bit-identical, which prefix reuse
     relies on (q8 rounds activations per token and would magnify any last-bit difference).
+    The softmax is `softmax_in_key_order`, so a query's row also comes out the same whether
+    the call runs it alone or with later queries (whose keys it masks).
     The appending graph (`appending_graph.py`) keeps this Concat inside and returns `key` and
     `value` as the cache outputs.
     """
@@ -58,9 +60,25 @@ def cached_attention(query, key, value, past_key, past_value, attention_mask, po
 
     grouped = query.reshape(1, kv_heads, groups, -1, head_dim)
     scores = grouped @ present_key[:, :, None].transpose(-1, -2) * scale
-    probs = F.softmax(scores + bias[:, None, None], dim=-1)
+    probs = softmax_in_key_order(scores + bias[:, None, None])
     out = (probs @ present_value[:, :, None]).reshape(1, heads, -1, head_dim)
     return out.transpose(1, 2).reshape(1, -1, heads * head_dim), present_key, present_value
+
+
+def softmax_in_key_order(scores):
+    """Softmax over the last axis whose sum adds the keys in order, whatever the row's length.
+
+    onnxruntime's Softmax sums a row in SIMD lanes with a scalar tail, so the same scores
+    followed by masked keys (exact zeros after exp) can sum in another order: a decode step
+    (keys = past + 1) and the same position checked inside a call of several tokens (keys =
+    past + k, the later ones masked) then differ in the last bits, which q8's per-token int8
+    rounding magnifies into different tokens. The sum here is a MatMul with ones, which
+    accumulates along the keys in order (zeros after them add nothing), so the runtime can
+    check guessed tokens several per call and still get the tokens of one call per token.
+    """
+    shifted = (scores - scores.amax(-1, keepdim=True)).exp()
+    ones = torch.ones_like(shifted[..., :1, :]).transpose(-1, -2)  # [..., keys, 1]
+    return shifted / (shifted @ ones)
 
 
 def gated_mlp(x, gate_proj, up_proj, down_proj):
