@@ -172,6 +172,32 @@ export class AppendingCacheState {
   /** Forgets every position from `length` on (KV-only models): rows move down, in place. */
   async truncate(length) {
     if (!this.truncatable) throw new Error("this model has recurrent or conv state, which cannot be truncated");
+    this.#cutKv(length);
+  }
+
+  /**
+   * The state now, for rewind() after positions were only added: its length and conv/recurrent
+   * tensors. Cheaper than a snapshot: the KV buffers are not shared (no copy on the next write).
+   */
+  checkpoint() {
+    for (const tensor of this.fixed.values()) this.refs.hold(tensor);
+    return {length: this.length, fixed: new Map(this.fixed)};
+  }
+
+  /** Back to a checkpoint: KV cut back to its length, its conv/recurrent state made live. */
+  rewind(checkpoint) {
+    if (checkpoint.length > this.length) throw new Error("rewind: the state is shorter than the checkpoint");
+    this.#cutKv(checkpoint.length);
+    for (const tensor of checkpoint.fixed.values()) this.refs.hold(tensor);
+    this.refs.releaseAll(this.fixed.values());
+    this.fixed = new Map(checkpoint.fixed);
+  }
+
+  releaseCheckpoint(checkpoint) {
+    this.refs.releaseAll(checkpoint.fixed.values());
+  }
+
+  #cutKv(length) {
     if (length >= this.length) return;
     if (this.kv.snapshots.size) this.kv = this.kv.copy(this.kvEntries, this.length, this.kv.capacity);
     for (const entry of this.kvEntries) {

@@ -130,6 +130,11 @@ export class CacheState {
     this.length = snapshot.length;
   }
 
+  /** The state now, to go back to with rewind() (here a snapshot: tensors are shared, not copied). */
+  checkpoint() { return this.snapshot(); }
+  rewind(checkpoint) { this.restore(checkpoint); }
+  releaseCheckpoint(checkpoint) { this.releaseSnapshot(checkpoint); }
+
   /** Cuts every KV tensor back to `length` positions along its seq_axis (KV-only models). */
   async truncate(length) {
     if (!this.truncatable) throw new Error("this model has recurrent or conv state, which cannot be truncated");

@@ -1,12 +1,14 @@
 // The generation loop: resume from the longest reusable prefix, prefill the
 // rest of the prompt (one graph call per chunk, not per token), then decode
-// token by token until EOS, a stop string, maxTokens or cancel.
+// token by token until EOS, a stop string, maxTokens or cancel. Greedy decoding
+// checks guessed tokens several per call where the graph allows (draft-feeder.js).
 import {StopReasons, GENERATE_OPTION_KEYS} from "./protocol.js";
 import {applyRepetitionPenalty, createRng, sampleToken, validateSamplingOptions} from "./sampling.js";
 import {createLogitsProcessors} from "./logits-processors.js";
 import {StreamingDetokenizer} from "./tokenizer.js";
 import {StopStringFilter} from "./stop-strings.js";
 import {PhaseTimes} from "./phase-times.js";
+import {DraftFeeder} from "./draft-feeder.js";
 
 // Longest chunk given to the graph in one prefill call (bounds attention memory).
 const MAX_PREFILL_CHUNK = 1024;
@@ -18,13 +20,16 @@ export function normalizeGenerateOptions(options = {}, manifest) {
   }
   const normalized = {
     maxTokens: 256, temperature: 0, topK: 0, topP: 1, repetitionPenalty: 1, seed: undefined,
-    stopOnEos: true, returnLogits: false, reusePrefix: true, logitsProcessors: [],
+    stopOnEos: true, returnLogits: false, reusePrefix: true, logitsProcessors: [], draftTokens: 8,
     ...Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined && value !== null)),
   };
   if (!Number.isInteger(normalized.maxTokens) || normalized.maxTokens < 1) {
     throw new RangeError(`maxTokens must be an integer >= 1, got ${options.maxTokens}`);
   }
   validateSamplingOptions(normalized);
+  if (!Number.isInteger(normalized.draftTokens) || normalized.draftTokens < 0) {
+    throw new RangeError(`draftTokens must be an integer >= 0 (0 = one token per model call), got ${options.draftTokens}`);
+  }
   const extraStops = normalized.stopStrings ?? [];
   if (!Array.isArray(extraStops) || extraStops.some((s) => typeof s !== "string" || !s)) {
     throw new TypeError("stopStrings must be an array of non-empty strings");
@@ -82,6 +87,8 @@ export async function generate({runner, prefix, tokenizer, manifest}, promptIds,
     return {promptTokens: promptIds.length, reusedTokens, generatedTokens: 0, prefillMs, decodeMs: 0,
             tokensPerSecond: 0, stopReason: StopReasons.CANCELLED, modelMs: runner.sessionMs - sessionMsBefore};
   }
+  // Guessed tokens are only usable when the choice is deterministic (greedy).
+  const feeder = new DraftFeeder(runner, options.temperature === 0 ? options.draftTokens : 0);
   const detokenizer = new StreamingDetokenizer(tokenizer);
   const stops = new StopStringFilter(options.stopStrings);
   const seen = promptIds.slice();
@@ -112,10 +119,11 @@ export async function generate({runner, prefix, tokenizer, manifest}, promptIds,
     times.mark("emit");
     if (stopped) { stopReason = StopReasons.STOP_STRING; break; }
     if (generatedTokens >= options.maxTokens) break;
-    logits = await runner.step([tokenId], times);
+    logits = await feeder.next(tokenId, seen, times);
     await hooks.yieldToEvents();
     times.mark("yield");
   }
+  await feeder.settle();
   if (stopReason !== StopReasons.EOS && stopReason !== StopReasons.STOP_STRING) {
     const rest = stops.finish(detokenizer.flush());
     if (rest) hooks.onToken({tokenId: null, text: rest});
@@ -136,5 +144,6 @@ export async function generate({runner, prefix, tokenizer, manifest}, promptIds,
     cacheCapacity: runner.cache.capacity,  // KV positions the buffers have room for (standard: exactly the processed ones)
     gpuTensorsDisposed: runner.refs.gpuTensorsDisposed,  // replaced GPU state tensors freed so far (running total)
     decodePhaseMs: times.toJSON(),  // decodeMs split by phase: run (inside onnxruntime), feeds, outputs, sample, ...
+    ...feeder.stats,  // decode's modelCalls, draftedTokens (guessed from the context), acceptedDraftTokens
   };
 }

@@ -1,6 +1,7 @@
 // One ONNX session plus its state: feeds built from the manifest and the
 // session's own metadata (no per-architecture code), one call per chunk of
-// new tokens, returning the last position's logits. `cacheMode` says which
+// new tokens, returning the last position's logits (or, from graphs that take
+// manifest.appending_inputs.num_logits, each new position's). `cacheMode` says which
 // graph the session runs: "standard" (present = past + new, CacheState) or
 // "appending" (present = the new positions only, AppendingCacheState).
 import {CacheState, TensorRefs, describeCache} from "./cache-state.js";
@@ -30,6 +31,7 @@ export class ModelRunner {
       inputIds: inputRole(manifest, "input_ids"),
       attentionMask: inputRole(manifest, "attention_mask"),
       positionIds: inputRole(manifest, "position_ids"),
+      numLogits: manifest.appending_inputs?.num_logits ?? null,  // appending graphs only
       logits: manifest.outputs?.logits ?? "logits",
     };
     this.positionShape = this.#positionLeadingDims();
@@ -58,7 +60,7 @@ export class ModelRunner {
   }
 
   #checkInputsCovered() {
-    const known = new Set([this.names.inputIds, this.names.attentionMask, this.names.positionIds,
+    const known = new Set([this.names.inputIds, this.names.attentionMask, this.names.positionIds, this.names.numLogits,
                            ...this.cache.entries.map((e) => e.input)].filter(Boolean));
     if (!this.names.inputIds) throw new Error("manifest.inputs.input_ids is missing");
     const unknown = this.session.inputNames.filter((name) => !known.has(name));
@@ -79,11 +81,29 @@ export class ModelRunner {
 
   get vocabSize() { return this.manifest.vocab_size; }
 
+  /** Whether one call can return the logits of every new position (score), not only the last one's. */
+  get scoresSeveralPositions() {
+    return Boolean(this.names.numLogits) && this.session.inputNames.includes(this.names.numLogits);
+  }
+
   /**
    * Runs the model on new tokens after the processed ones; returns the last position's logits (the caller owns them).
    * `times` (a PhaseTimes) gets the feeds / run / outputs split.
    */
   async step(tokenIds, times = NO_PHASE_TIMES) {
+    const logits = await this.#run(tokenIds, 1, times);
+    return logits[0];
+  }
+
+  /** Like step, but returns the logits after each of the new tokens, in order (needs scoresSeveralPositions). */
+  async score(tokenIds, times = NO_PHASE_TIMES) {
+    if (tokenIds.length > 1 && !this.scoresSeveralPositions) {
+      throw new Error("this graph returns only the last position's logits (no num_logits input)");
+    }
+    return this.#run(tokenIds, tokenIds.length, times);
+  }
+
+  async #run(tokenIds, scored, times) {
     const {ort, names} = this;
     const past = this.cache.length;
     const count = tokenIds.length;
@@ -93,6 +113,7 @@ export class ModelRunner {
     if (names.attentionMask) {
       feeds[names.attentionMask] = new ort.Tensor("int64", this.#onesView(past + count), [1, past + count]);
     }
+    if (this.scoresSeveralPositions) feeds[names.numLogits] = new ort.Tensor("int64", BigInt64Array.of(BigInt(scored)), [1]);
     if (names.positionIds) {
       const copies = this.positionShape[0];
       const positions = new BigInt64Array(copies * count);
@@ -109,12 +130,33 @@ export class ModelRunner {
     // downloaded from the GPU) that nothing else holds: a view of it needs no copy.
     const data = logitsTensor.location === "cpu" ? logitsTensor.data : await logitsTensor.getData();
     const vocab = logitsTensor.dims[logitsTensor.dims.length - 1];
-    const logits = data.length === vocab ? data : data.subarray(data.length - vocab);
+    const rows = [];
+    for (let row = scored; row >= 1; row--) rows.push(data.subarray(data.length - row * vocab, data.length - (row - 1) * vocab));
     this.cache.adoptOutputs(outputs, past + count);
     logitsTensor.dispose?.();
     for (const id of tokenIds) this.processedIds.push(id);
     times.mark("outputs");
-    return logits;
+    return rows;
+  }
+
+  /** Forgets every processed position from `length` on (models whose state is KV only). */
+  async truncate(length) {
+    await this.cache.truncate(length);
+    this.processedIds.length = length;
+  }
+
+  /** The state now, to go back to with rewind() while only new positions are added meanwhile. */
+  checkpoint() {
+    return {cache: this.cache.checkpoint(), processed: this.processedIds.length};
+  }
+
+  rewind(checkpoint) {
+    this.cache.rewind(checkpoint.cache);
+    this.processedIds.length = checkpoint.processed;
+  }
+
+  releaseCheckpoint(checkpoint) {
+    this.cache.releaseCheckpoint(checkpoint.cache);
   }
 
   // A [length] view of ones, from one array grown by doubling (not a new array per step).

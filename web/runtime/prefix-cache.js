@@ -58,10 +58,7 @@ export class PrefixCache {
       runner.processedIds = [];
       return 0;
     }
-    if (liveUsable < runner.processedIds.length) {
-      await runner.cache.truncate(liveUsable);
-      runner.processedIds.length = liveUsable;
-    }
+    if (liveUsable < runner.processedIds.length) await runner.truncate(liveUsable);
     return liveUsable;
   }
 

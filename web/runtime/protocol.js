@@ -26,7 +26,8 @@ export const Events = Object.freeze({
   TOKEN: "token",        // {tokenId, text, logits?}   text may be "" while a UTF-8 character is incomplete
   STATS: "stats",        // {promptTokens, reusedTokens, generatedTokens, prefillMs, decodeMs, tokensPerSecond, stopReason}
                          // + diagnostics: modelMs, prefillPhaseMs / decodePhaseMs ({phase: ms}), cacheLocations, gpuTensorsDisposed,
-                         //   cacheMode ("appending" | "standard"), cacheCapacity
+                         //   cacheMode ("appending" | "standard"), cacheCapacity,
+                         //   modelCalls, draftedTokens, acceptedDraftTokens (decode's calls and guessed tokens)
 });
 
 // Generate options understood by the worker. Unknown keys are an error, so a
@@ -43,6 +44,8 @@ export const GENERATE_OPTION_KEYS = Object.freeze([
   "logitsProcessors",   // [{name, args}] run in order on the logits before sampling (see logits-processors.js)
   "returnLogits",       // attach the raw logits (Float32Array) to each token event (verification)
   "reusePrefix",        // default true; false runs from an empty state (and keeps no snapshots)
+  "draftTokens",        // default 8: greedy decoding checks up to this many tokens guessed from the context
+                        // in one model call (prompt lookup, draft-feeder.js); 0 = one token per call
 ]);
 
 export const StopReasons = Object.freeze({
