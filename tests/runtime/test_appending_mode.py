@@ -67,8 +67,9 @@ def both_modes(request, runtime_page, server, exported_model, runtime_driver):
 
 
 def run_in_both_modes(page, driver, label, prompt, **options):
-    """{mode: result} of the same generate on both clients; logits kept as label-mode."""
-    options = {"stopOnEos": False, **options}
+    """{mode: result} of the same generate on both clients; logits kept as label-mode. One token
+    per call in both (the standard graph cannot check guessed tokens), so the logits are comparable bit for bit."""
+    options = {"stopOnEos": False, "draftTokens": 0, **options}
     return {mode: driver.generate_keeping_logits(page, prompt, f"{label}-{mode}", key=mode, **options)
             for mode in ("appending", "standard")}
 
@@ -77,6 +78,7 @@ def test_a_folder_without_appending_graphs_runs_the_standard_graph(both_modes, r
     result = runtime_driver.generate(runtime_page, "The capital of France is", key="standard", maxTokens=3)
     assert result["stats"]["cacheMode"] == "standard"
     assert len(result["tokens"]) == 3
+    assert result["stats"]["draftedTokens"] == 0  # its logits are the last position's only: no guessing
 
 
 def test_growing_past_the_capacity_gives_the_standard_graphs_tokens_and_logits(
@@ -90,7 +92,7 @@ def test_growing_past_the_capacity_gives_the_standard_graphs_tokens_and_logits(
     second_prompt = tokens[:58] + first["appending"]["tokens"] + tokens[58:110]
     second = run_in_both_modes(runtime_page, runtime_driver, "second", second_prompt, maxTokens=12)
     fresh = runtime_driver.generate(runtime_page, second_prompt, key="appending", maxTokens=12,
-                                    stopOnEos=False, reusePrefix=False)
+                                    stopOnEos=False, reusePrefix=False, draftTokens=0)
 
     for label, run in [("first", first), ("second", second)]:
         assert run["appending"]["tokens"] == run["standard"]["tokens"], label
@@ -110,3 +112,25 @@ def test_an_appending_graph_that_cannot_be_loaded_falls_back_to_the_standard_gra
     assert (info["backend"], info["cacheMode"]) == ("wasm", "standard")
     result = runtime_driver.generate(runtime_page, "The capital of France is", key="broken", maxTokens=3, stopOnEos=False)
     assert len(result["tokens"]) == 3 and result["stats"]["cacheMode"] == "standard"
+
+
+def test_a_wasm_load_stores_the_standard_graph_too_so_webgpu_later_loads_offline(
+        runtime_page, server, exported_model, runtime_driver):
+    folder = edited_copy(exported_model("tiny-qwen3.5"), "backend-switch", lambda manifest, copy: None)
+    folder_url = f"{server}/models/{folder.name}/"
+    runtime_page.evaluate("""async (url) => {
+      const client = new window.botpsyRuntime.ModelClient();
+      await client.deleteModel(url);
+      client.terminate();
+    }""", folder_url)
+    info = runtime_driver.load(runtime_page, server, folder, key="switch", backend="wasm", dtype="fp32")
+    assert info["cacheMode"] == "appending"
+    runtime_page.route(f"**/{folder.name}/**", lambda route: route.abort("internetdisconnected"))
+    try:
+        info = runtime_driver.load(runtime_page, server, folder, key="switch", backend="webgpu", dtype="fp32")
+        assert (info["backend"], info["cacheMode"]) == ("webgpu", "standard")
+        result = runtime_driver.generate(runtime_page, "The capital of France is", key="switch", maxTokens=3)
+        assert len(result["tokens"]) == 3
+    finally:
+        runtime_page.unroute(f"**/{folder.name}/**")
+        runtime_page.evaluate("() => window.clients.switch.terminate()")

@@ -23,21 +23,31 @@ export async function loadModel(folderUrl, {backend = "auto", dtype} = {}, onPro
   }
   const choice = await chooseBackend(manifest, {backend, dtype});
   const graphs = dtypeGraphs(manifest, choice.dtype);
-  // Only the graph that will run is downloaded: WASM runs the appending one when the folder has it.
+  // WASM runs the appending graph when the folder has it, WebGPU the standard one. Both graphs
+  // are stored (they are small next to the weights they share), so a browser that switches
+  // backend later, or falls back to WASM, still runs offline.
   const firstMode = choice.backend === "wasm" && graphs.appending ? "appending" : "standard";
-  const wanted = [...TOKENIZER_FILES.filter((path) => manifest.files[path]), ...graphs.externalData, graphs[firstMode]];
+  const otherGraphs = [graphs.standard, graphs.appending].filter((path) => path && path !== graphs[firstMode]);
+  const wanted = [...TOKENIZER_FILES.filter((path) => manifest.files[path]), ...graphs.externalData,
+                  graphs[firstMode], ...otherGraphs];
   const files = await loadModelFiles(folderUrl, manifest, wanted, {onProgress});
 
   const tokenizer = TextTokenizer.fromBytes(files.get("tokenizer.json"), files.get("tokenizer_config.json"));
   onProgress({stage: "compile", file: graphs[firstMode], loaded: 0, total: 1, percent: 0, etaSeconds: null});
+  const runner = await startRunner(manifest, choice, graphs, files, backend);
+  files.clear();
+  onProgress({stage: "ready", file: graphs[runner.cacheMode], loaded: 1, total: 1, percent: 100, etaSeconds: 0});
+  return loadedModel(manifest, tokenizer, runner, choice);
+}
+
+// The session is made here, apart from loadModel and loadedModel: V8 keeps one scope object
+// per function call for all the closures made in it, so the weights handed to onnxruntime
+// (copied into its heap) would stay alive as long as any closure of the loaded model did.
+async function startRunner(manifest, choice, graphs, files, requestedBackend) {
   const externalData = graphs.externalData.map((path) => ({path: basename(path), data: files.get(path)}));
-  const graphBytes = async (mode) => {
-    const path = graphs[mode];
-    return files.get(path) ?? (await loadModelFiles(folderUrl, manifest, [path], {onProgress})).get(path);
-  };
   const start = async (backendName, mode) => {
     const ort = await loadOrt(backendName, {threads: choice.threads});
-    return ModelRunner.create(ort, await graphBytes(mode), manifest, backendName, externalData, mode);
+    return ModelRunner.create(ort, files.get(graphs[mode]), manifest, backendName, externalData, mode);
   };
   const startWasm = async () => {
     if (!graphs.appending) return start("wasm", "standard");
@@ -49,20 +59,19 @@ export async function loadModel(folderUrl, {backend = "auto", dtype} = {}, onPro
       return start("wasm", "standard");
     }
   };
-  let runner;
   try {
-    runner = choice.backend === "wasm" ? await startWasm() : await start(choice.backend, "standard");
+    return choice.backend === "wasm" ? await startWasm() : await start(choice.backend, "standard");
   } catch (error) {
     // A WebGPU adapter exists but cannot run this graph: "auto" carries on with WASM.
-    if (choice.backend !== "webgpu" || backend !== "auto") throw error;
+    if (choice.backend !== "webgpu" || requestedBackend !== "auto") throw error;
     const fallback = await chooseBackend(manifest, {backend: "wasm", dtype: choice.dtype});
     fallback.reason = `WebGPU could not run the model (${error.message}): ${fallback.reason.replace(/^WASM requested: /, "")}`;
     Object.assign(choice, fallback);
-    runner = await startWasm();
+    return startWasm();
   }
-  files.clear();
-  onProgress({stage: "ready", file: graphs[runner.cacheMode], loaded: 1, total: 1, percent: 100, etaSeconds: 0});
+}
 
+function loadedModel(manifest, tokenizer, runner, choice) {
   const prefix = new PrefixCache(runner);
   return {
     manifest,
