@@ -21,14 +21,14 @@ export function createBotpsyEngine() {
       };
     },
 
-    /** Greedy generation of exactly maxTokens tokens (EOS does not stop it). */
-    async generate(promptIds, {maxTokens, reusePrefix}) {
+    /** Greedy generation of exactly maxTokens tokens (EOS does not stop it); draftTokens as in generate's options. */
+    async generate(promptIds, {maxTokens, reusePrefix, draftTokens}) {
       const tokens = [];
       let stats = null;
       let firstTokenAt = null;
       const started = performance.now();
       const stream = client.generate(promptIds, {
-        maxTokens, temperature: 0, stopOnEos: false, reusePrefix, onStats: (s) => { stats = s; },
+        maxTokens, temperature: 0, stopOnEos: false, reusePrefix, draftTokens, onStats: (s) => { stats = s; },
       });
       for await (const chunk of stream) {
         if (chunk.tokenId === null || chunk.tokenId === undefined) continue;
@@ -38,7 +38,9 @@ export function createBotpsyEngine() {
       const totalMs = performance.now() - started;
       return {tokens, ttftMs: firstTokenAt - started, totalMs, reusedTokens: stats?.reusedTokens ?? 0,
               prefillMs: stats?.prefillMs ?? null, decodeMs: stats?.decodeMs ?? null,
-              prefillPhaseMs: stats?.prefillPhaseMs ?? null, decodePhaseMs: stats?.decodePhaseMs ?? null};
+              prefillPhaseMs: stats?.prefillPhaseMs ?? null, decodePhaseMs: stats?.decodePhaseMs ?? null,
+              modelCalls: stats?.modelCalls ?? null, draftedTokens: stats?.draftedTokens ?? null,
+              acceptedDraftTokens: stats?.acceptedDraftTokens ?? null};
     },
 
     async unload() {

@@ -6,7 +6,10 @@ adapter exists), measures our runtime (web/runtime/model-client.js) and transfor
 and 1024 tokens, decode tok/s (short context and after 1024 tokens), time to first
 token, memory, and an agent-shaped scenario (a ~1k-token system prompt of tool schemas,
 then 3 turns whose replies are 32 tokens, the whole conversation resent every turn) with
-and without prefix reuse. Prints a table of figures and ratios; with --json the last line
+and without prefix reuse. Our runtime's greedy decoding checks tokens guessed from the
+context several per call (prompt lookup, web/runtime/draft-feeder.js); its decode is also
+measured one token per call (draftTokens 0), with how many guesses held and whether the
+tokens were the same. Prints a table of figures and ratios; with --json the last line
 is one JSON object. Figures are medians of --repeats runs; generation is greedy and
 always produces the requested number of tokens (EOS does not stop it).
 """
@@ -130,8 +133,12 @@ class BenchPage:
     def call(self, method: str, *args):
         return self.page.evaluate(f"args => bench.{method}(...args)", list(args))
 
-    def generate(self, prompt_ids: list[int], max_tokens: int, reuse_prefix: bool = False) -> dict:
-        return self.call("generate", prompt_ids, {"maxTokens": max_tokens, "reusePrefix": reuse_prefix})
+    def generate(self, prompt_ids: list[int], max_tokens: int, reuse_prefix: bool = False,
+                 draft_tokens: int | None = None) -> dict:
+        options = {"maxTokens": max_tokens, "reusePrefix": reuse_prefix}
+        if draft_tokens is not None:
+            options["draftTokens"] = draft_tokens
+        return self.call("generate", prompt_ids, options)
 
     def close(self):
         try:
@@ -176,11 +183,11 @@ class EngineRuns:
         if page:
             page.page.close()
 
-    def alternate(self, repeats, measure) -> dict[str, list]:
-        """measure(engine, page, run) for each run and engine, engines taking turns."""
-        results = {engine: [] for engine in self.pages}
+    def alternate(self, repeats, measure, only=None) -> dict[str, list]:
+        """measure(engine, page, run) for each run and engine (those in `only` when given), engines taking turns."""
+        results = {engine: [] for engine in self.pages if only is None or engine in only}
         for run in range(repeats):
-            for engine, page in list(self.pages.items()):
+            for engine, page in [(e, p) for e, p in self.pages.items() if e in results]:
                 try:
                     results[engine].append(measure(engine, page, run))
                 except Exception as error:  # noqa: BLE001
@@ -211,14 +218,11 @@ def measure_backend(context, base_url, engines, load_options, prompts, repeats) 
 
         log(f"  decode {DECODE_TOKENS} tokens")
         chat = prompts.chat([{"role": "user", "content": "Tell me a long story about a lighthouse keeper."}])
-        results = runs.alternate(repeats, lambda e, page, run: page.generate(chat, DECODE_TOKENS))
-        runs.record("ttft_ms", results, lambda r: r["ttftMs"])
-        runs.record("decode_tok_s", results, decode_rate)
+        measure_decode(runs, repeats, "decode_tok_s", lambda run: chat, DECODE_TOKENS, record_ttft=True)
 
         log(f"  decode {LONG_CONTEXT_DECODE_TOKENS} tokens after {LONG_CONTEXT} tokens of context")
-        results = runs.alternate(repeats, lambda e, page, run: page.generate(
-            prompts.plain(LONG_CONTEXT, variant=100 + run), LONG_CONTEXT_DECODE_TOKENS))
-        runs.record(f"decode_tok_s_after_{LONG_CONTEXT}", results, decode_rate)
+        measure_decode(runs, repeats, f"decode_tok_s_after_{LONG_CONTEXT}",
+                       lambda run: prompts.plain(LONG_CONTEXT, variant=100 + run), LONG_CONTEXT_DECODE_TOKENS)
 
         for engine, page in runs.pages.items():
             runs.figures[engine]["memory_bytes"] = page.call("memoryBytes")
@@ -238,6 +242,28 @@ def measure_backend(context, base_url, engines, load_options, prompts, repeats) 
     finally:
         runs.close()
     return runs
+
+
+def measure_decode(runs: EngineRuns, repeats, key, prompt_for, tokens, record_ttft=False):
+    """Decode speed under `key` for every engine (prompt_for(run) -> ids); for ours also one token
+    per call (`key`_one_per_call), the share of guessed tokens that held, and whether both gave the same tokens."""
+    results = runs.alternate(repeats, lambda e, page, run: page.generate(prompt_for(run), tokens))
+    if record_ttft:
+        runs.record("ttft_ms", results, lambda r: r["ttftMs"])
+    runs.record(key, results, decode_rate)
+    if "botpsy" not in results:
+        return
+    single = runs.alternate(repeats, lambda e, page, run: page.generate(prompt_for(run), tokens, draft_tokens=0),
+                            only=("botpsy",))
+    runs.record(f"{key}_one_per_call", single, decode_rate)
+    ours, figures = results["botpsy"], runs.figures.get("botpsy")
+    if figures is None or not single.get("botpsy"):
+        return
+    drafted = sum(run["draftedTokens"] or 0 for run in ours)
+    figures[f"{key}_guesses_held"] = sum(run["acceptedDraftTokens"] or 0 for run in ours) / drafted if drafted else None
+    figures[f"{key}_model_calls"] = [run["modelCalls"] for run in ours]
+    figures[f"{key}_same_tokens_one_per_call"] = all(
+        a["tokens"] == b["tokens"] for a, b in zip(ours, single["botpsy"]))
 
 
 def decode_rate(run: dict) -> float:
@@ -309,8 +335,12 @@ def backend_ratios(engines: dict) -> dict:
     ours, theirs = engines.get("botpsy", {}), engines.get("transformers.js", {})
     return {
         "decode_vs_transformersjs": ratio(ours.get("decode_tok_s"), theirs.get("decode_tok_s")),
+        "decode_one_per_call_vs_transformersjs": ratio(ours.get("decode_tok_s_one_per_call"),
+                                                       theirs.get("decode_tok_s")),
         "decode_after_1024_vs_transformersjs": ratio(ours.get(f"decode_tok_s_after_{LONG_CONTEXT}"),
                                                      theirs.get(f"decode_tok_s_after_{LONG_CONTEXT}")),
+        "decode_after_1024_one_per_call_vs_transformersjs": ratio(
+            ours.get(f"decode_tok_s_after_{LONG_CONTEXT}_one_per_call"), theirs.get(f"decode_tok_s_after_{LONG_CONTEXT}")),
         "prefill_vs_transformersjs": ratio(ours.get("prefill_tok_s_1024"), theirs.get("prefill_tok_s_1024")),
         "prefill_128_vs_transformersjs": ratio(ours.get("prefill_tok_s_128"), theirs.get("prefill_tok_s_128")),
         "load_cached_vs_transformersjs": ratio(theirs.get("load_cached_s"), ours.get("load_cached_s")),
@@ -381,7 +411,11 @@ FIGURE_ROWS = (
     ("prefill @128 (tok/s)", "prefill_tok_s_128", "{:.1f}"),
     ("prefill @1024 (tok/s)", "prefill_tok_s_1024", "{:.1f}"),
     ("decode, short context (tok/s)", "decode_tok_s", "{:.2f}"),
+    ("  one token per call (tok/s)", "decode_tok_s_one_per_call", "{:.2f}"),
+    ("  guessed tokens that held", "decode_tok_s_guesses_held", "{:.0%}"),
     (f"decode after {LONG_CONTEXT} tokens (tok/s)", f"decode_tok_s_after_{LONG_CONTEXT}", "{:.2f}"),
+    ("  one token per call (tok/s)", f"decode_tok_s_after_{LONG_CONTEXT}_one_per_call", "{:.2f}"),
+    ("  guessed tokens that held", f"decode_tok_s_after_{LONG_CONTEXT}_guesses_held", "{:.0%}"),
     ("time to first token (ms)", "ttft_ms", "{:.0f}"),
     ("memory (MB)", "memory_bytes", "{:.0f}"),
     ("agent, no prefix reuse (s)", "agent_s_without_reuse", "{:.2f}"),
@@ -408,6 +442,12 @@ def format_report(report: dict) -> str:
                     value = value / 1e6
                 cells.append(f"{pattern.format(value) if value is not None else '-':>18}")
             lines.append(f"{label:38}" + "".join(cells))
+        ours = engines.get("botpsy", {})
+        for key, label in (("decode_tok_s", "short"), (f"decode_tok_s_after_{LONG_CONTEXT}", f"after {LONG_CONTEXT}")):
+            same = ours.get(f"{key}_same_tokens_one_per_call")
+            if same is not None:
+                lines.append(f"decode {label}: guessing gave {'the same' if same else 'DIFFERENT'} tokens "
+                             "as one token per call")
         for engine, message in entry["errors"].items():
             lines.append(f"{engine} could not run: {message}")
         lines.append("ratios: " + ", ".join(
