@@ -86,8 +86,13 @@ def test_the_feeder_keeps_the_tokens_and_state_of_one_call_per_token(runtime_pag
 
 # --- real models in the browser ---------------------------------------------------------
 
-COPYING = ("<|im_start|>user\nRepeat this list exactly, twice: apples, pears, plums, cherries, lemons, "
-           "limes, figs, dates.<|im_end|>\n<|im_start|>assistant\napples, pears, plums, cherries,")
+# Long enough (~400 tokens) that attention sums over hundreds of keys: where onnxruntime's
+# 1-row MatMul path would round differently from a call of several tokens.
+NOTES = ("The harbour office keeps a log of every boat that comes in: its name, its cargo, the hour "
+         "it tied up and the berth it was given, so that the night watch knows who is where. ") * 8
+COPYING = ("<|im_start|>system\n" + NOTES + "<|im_end|>\n<|im_start|>user\nRepeat this list exactly, twice: "
+           "apples, pears, plums, cherries, lemons, limes, figs, dates.<|im_end|>\n<|im_start|>assistant\n"
+           "apples, pears, plums, cherries,")
 CASES = [("smollm2-135m", "fp32"), ("smollm2-135m", "q8"), ("tiny-qwen3.5", "fp32"), ("tiny-qwen3.5", "q8")]
 
 

@@ -58,11 +58,17 @@ def cached_attention(query, key, value, past_key, past_value, attention_mask, po
     allowed = (key_positions[:, None, :] <= position_ids[:, :, None]) & (attention_mask[:, None, :] > 0)
     bias = torch.zeros_like(allowed, dtype=torch.float32).masked_fill(~allowed, MASKED)
 
-    grouped = query.reshape(1, kv_heads, groups, -1, head_dim)
-    scores = grouped @ present_key[:, :, None].transpose(-1, -2) * scale
-    probs = softmax_in_key_order(scores + bias[:, None, None])
-    out = (probs @ present_value[:, :, None]).reshape(1, heads, -1, head_dim)
-    return out.transpose(1, 2).reshape(1, -1, heads * head_dim), present_key, present_value
+    # A key/value head's query rows (groups x T) go through each MatMul together, so a decode
+    # step (T = 1) still gives onnxruntime a MatMul of several rows: a 1-row MatMul takes
+    # another path, whose sums over hundreds of keys round differently from the same row's
+    # inside a call of several tokens.
+    rows = query.reshape(1, kv_heads, -1, head_dim)  # [1, KV, groups * T, D]
+    scores = rows @ present_key.transpose(-1, -2) * scale
+    scores = scores.reshape(1, kv_heads, groups, -1, scores.shape[-1]) + bias[:, None, None]
+    probs = softmax_in_key_order(scores)
+    out = probs.reshape(1, kv_heads, -1, probs.shape[-1]) @ present_value
+    return out.reshape(1, heads, -1, head_dim).transpose(1, 2).reshape(1, -1, heads * head_dim), \
+        present_key, present_value
 
 
 def softmax_in_key_order(scores):
@@ -73,12 +79,14 @@ def softmax_in_key_order(scores):
     (keys = past + 1) and the same position checked inside a call of several tokens (keys =
     past + k, the later ones masked) then differ in the last bits, which q8's per-token int8
     rounding magnifies into different tokens. The sum here is a MatMul with ones, which
-    accumulates along the keys in order (zeros after them add nothing), so the runtime can
-    check guessed tokens several per call and still get the tokens of one call per token.
+    accumulates along the keys in order (zeros after them add nothing) as long as it has
+    more than one row, so the runtime can check guessed tokens several per call and still get
+    the bits of one call per token.
     """
     shifted = (scores - scores.amax(-1, keepdim=True)).exp()
-    ones = torch.ones_like(shifted[..., :1, :]).transpose(-1, -2)  # [..., keys, 1]
-    return shifted / (shifted @ ones)
+    rows = shifted.reshape(1, -1, shifted.shape[-1])  # every head's rows in one MatMul (never 1 row)
+    ones = torch.ones_like(rows[:, :1, :]).transpose(-1, -2)  # [1, keys, 1]
+    return shifted / (rows @ ones).reshape_as(shifted[..., :1])
 
 
 def gated_mlp(x, gate_proj, up_proj, down_proj):
