@@ -36,6 +36,8 @@ export class ModelRunner {
     };
     this.positionShape = this.#positionLeadingDims();
     this.#checkInputsCovered();
+    // Whether one call can return the logits of every new position (score), not only the last one's.
+    this.scoresSeveralPositions = Boolean(this.names.numLogits) && session.inputNames.includes(this.names.numLogits);
     // Only these come back from session.run (nothing else is copied out).
     this.fetches = [this.names.logits, ...this.cache.entries.map((entry) => entry.output)];
     this.ones = new BigInt64Array(0);  // grown on demand; attention masks are views of it
@@ -81,10 +83,6 @@ export class ModelRunner {
 
   get vocabSize() { return this.manifest.vocab_size; }
 
-  /** Whether one call can return the logits of every new position (score), not only the last one's. */
-  get scoresSeveralPositions() {
-    return Boolean(this.names.numLogits) && this.session.inputNames.includes(this.names.numLogits);
-  }
 
   /**
    * Runs the model on new tokens after the processed ones; returns the last position's logits (the caller owns them).
