@@ -98,3 +98,13 @@ def test_resuming_a_conversation_after_an_edited_prompt_gives_the_fresh_tokens_a
     assert reused["stats"]["reusedTokens"] > len(tokenize(SYSTEM))
     assert reused["tokens"] == fresh["tokens"]
     assert runtime_driver.max_logit_diff(runtime_page, "reused", "fresh") < 1e-3
+
+
+def test_a_prefilled_prompt_start_is_reused_by_the_next_generate(model, runtime_page):
+    generate, fresh, tokenize = model
+    generate("<|im_start|>user\nSomething else entirely.<|im_end|>\n", maxTokens=1)  # another prefix first
+    prefilled = runtime_page.evaluate("(prompt) => window.clients.model.prefill(prompt)", SYSTEM)
+    assert prefilled["promptTokens"] == len(tokenize(SYSTEM)) and not prefilled["cancelled"]
+    reused = generate(TURN1)
+    assert reused["stats"]["reusedTokens"] >= prefilled["promptTokens"] - 1
+    assert reused["tokens"] == fresh(TURN1)["tokens"]

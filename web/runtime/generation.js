@@ -49,26 +49,20 @@ function prefillChunks(promptIds, from, snapshotPoints) {
   return chunks;
 }
 
-/**
- * Runs one generation. `hooks`: {isCancelled(), yieldToEvents(), onToken({tokenId, text, logits})}.
- * Returns the stats object of the contract.
- */
-export async function generate({runner, prefix, tokenizer, manifest}, promptIds, rawOptions, hooks) {
+function checkPromptIds(promptIds, manifest) {
   if (!Array.isArray(promptIds) || !promptIds.length) throw new Error("the prompt is empty: give text or token ids");
   const vocab = manifest.vocab_size;
   const bad = promptIds.find((id) => !Number.isInteger(id) || id < 0 || (vocab && id >= vocab));
   if (bad !== undefined) throw new RangeError(`prompt token id ${bad} is not in the vocabulary (0..${vocab - 1})`);
-  const options = normalizeGenerateOptions(rawOptions, manifest);
-  const processors = createLogitsProcessors(options.logitsProcessors, {tokenizer, manifest, vocabSize: vocab});
-  const rng = createRng(options.seed);
-  const eos = new Set(options.stopOnEos ? manifest.eos_token_ids ?? [] : []);
+}
 
-  const started = performance.now();
+// Puts the prompt into the state: resume from the longest reusable prefix, then
+// the rest in chunks, with snapshots where the prefix cache wants them.
+async function runPrompt({runner, prefix}, promptIds, reusePrefix, hooks) {
   const prefillTimes = new PhaseTimes();
-  const sessionMsBefore = runner.sessionMs;
-  if (!options.reusePrefix) prefix.clear();
+  if (!reusePrefix) prefix.clear();
   const reusedTokens = await prefix.resumeFor(promptIds);
-  const snapshotPoints = options.reusePrefix ? prefix.snapshotPoints(promptIds, reusedTokens) : [];
+  const snapshotPoints = reusePrefix ? prefix.snapshotPoints(promptIds, reusedTokens) : [];
   prefillTimes.mark("resume");
   let logits = null;
   for (const [start, end, snapshotAfter] of prefillChunks(promptIds, reusedTokens, snapshotPoints)) {
@@ -79,8 +73,42 @@ export async function generate({runner, prefix, tokenizer, manifest}, promptIds,
     await hooks.yieldToEvents();
     prefillTimes.mark("yield");
   }
-  if (options.reusePrefix) prefix.take();  // end of prompt
+  if (reusePrefix) prefix.take();  // end of prompt
   prefillTimes.mark("snapshot");
+  return {reusedTokens, logits, prefillTimes};
+}
+
+/**
+ * Runs a prompt into the reusable state without generating: a later prompt that
+ * starts with it computes only what follows (the agent does this with the
+ * system prompt and tool schemas while a person types). Returns
+ * {promptTokens, reusedTokens, prefillMs, cancelled}.
+ */
+export async function prefill({runner, prefix, manifest}, promptIds, hooks) {
+  checkPromptIds(promptIds, manifest);
+  const started = performance.now();
+  const {reusedTokens} = await runPrompt({runner, prefix}, promptIds, true, hooks);
+  return {promptTokens: promptIds.length, reusedTokens, prefillMs: performance.now() - started,
+          cancelled: runner.processedIds.length < promptIds.length};
+}
+
+/**
+ * Runs one generation. `hooks`: {isCancelled(), yieldToEvents(), onToken({tokenId, text, logits})}.
+ * Returns the stats object of the contract.
+ */
+export async function generate({runner, prefix, tokenizer, manifest}, promptIds, rawOptions, hooks) {
+  checkPromptIds(promptIds, manifest);
+  const vocab = manifest.vocab_size;
+  const options = normalizeGenerateOptions(rawOptions, manifest);
+  const processors = createLogitsProcessors(options.logitsProcessors, {tokenizer, manifest, vocabSize: vocab});
+  const rng = createRng(options.seed);
+  const eos = new Set(options.stopOnEos ? manifest.eos_token_ids ?? [] : []);
+
+  const started = performance.now();
+  const sessionMsBefore = runner.sessionMs;
+  const {reusedTokens, logits: promptLogits, prefillTimes} = await runPrompt({runner, prefix}, promptIds,
+                                                                             options.reusePrefix, hooks);
+  let logits = promptLogits;
   const prefillMs = performance.now() - started;
 
   if (runner.processedIds.length < promptIds.length) {  // cancelled before the prompt was processed

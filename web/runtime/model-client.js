@@ -79,6 +79,13 @@ export class ModelClient {
     }
   }
 
+  /**
+   * Runs `prompt` (text or token ids) into the model's reusable state without generating, so
+   * that a later prompt starting with it computes only the rest. Queued like generate; cancel()
+   * stops it too. Resolves to {promptTokens, reusedTokens, prefillMs, cancelled}.
+   */
+  prefill(prompt) { return this.#call(Verbs.PREFILL, {prompt}); }
+
   /** Stops the running generate within a token (its stats say stopReason "cancelled"). */
   cancel() {
     return this.#call(Verbs.CANCEL);

@@ -3,10 +3,10 @@
 import {Events, Verbs, errorReply, event, reply} from "./protocol.js";
 import {deleteModel, storageUsage} from "./model-files.js";
 import {loadModel} from "./loaded-model.js";
-import {generate} from "./generation.js";
+import {generate, prefill} from "./generation.js";
 
 let model = null;          // LoadedModel
-// cancel() stops the running generate and any queued before it: requests with an id up to this.
+// cancel() stops the running generate (or prefill) and any queued before it: requests with an id up to this.
 let cancelledUpTo = 0;
 let latestGenerateId = 0;
 let queue = Promise.resolve();  // load / generate / unload run one at a time
@@ -42,6 +42,12 @@ async function runGenerate(id, {prompt, options = {}}) {
   });
 }
 
+async function runPrefill(id, {prompt}) {
+  const loaded = requireModel();
+  const promptIds = typeof prompt === "string" ? loaded.tokenizer.encode(prompt) : prompt;
+  return prefill(loaded, promptIds, {isCancelled: () => id <= cancelledUpTo, yieldToEvents});
+}
+
 const serialHandlers = {
   async [Verbs.LOAD](id, {folderUrl, backend, dtype}) {
     if (model) { await model.release(); model = null; }
@@ -49,6 +55,7 @@ const serialHandlers = {
     return model.info;
   },
   [Verbs.GENERATE]: runGenerate,
+  [Verbs.PREFILL]: runPrefill,
   async [Verbs.RESET]() { requireModel().prefix.clear(); return true; },
   async [Verbs.UNLOAD]() {
     if (model) { await model.release(); model = null; }
@@ -79,7 +86,7 @@ self.onmessage = ({data: {id, verb, args = {}}}) => {
   if (immediateHandlers[verb]) {
     answer(id, () => immediateHandlers[verb](id, args));
   } else if (serialHandlers[verb]) {
-    if (verb === Verbs.GENERATE) latestGenerateId = id;
+    if (verb === Verbs.GENERATE || verb === Verbs.PREFILL) latestGenerateId = id;
     queue = queue.then(() => answer(id, () => serialHandlers[verb](id, args)));
   } else {
     post(errorReply(id, new Error(`unknown verb "${verb}"; known: ${Object.values(Verbs).join(", ")}`)));

@@ -12,6 +12,8 @@
 export const Verbs = Object.freeze({
   LOAD: "load",             // args: {folderUrl, backend, dtype}          -> LoadInfo
   GENERATE: "generate",     // args: {prompt, options}                    -> stats
+  PREFILL: "prefill",       // args: {prompt}  runs the prompt into the reusable state, generates nothing
+                            //                                            -> {promptTokens, reusedTokens, prefillMs}
   CANCEL: "cancel",         // args: {}  stops the running generate within a token
   TOKENIZE: "tokenize",     // args: {text}                               -> number[]
   DETOKENIZE: "detokenize", // args: {ids}                                -> string
