@@ -14,6 +14,7 @@ failing model or template ends the turn with an "error" event.
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from dataclasses import dataclass, field, replace
 from typing import AsyncIterator, Awaitable, Callable, Protocol
@@ -95,6 +96,18 @@ class Agent:
         messages = self.conversation.messages_with_system(self.options.system_prompt)
         specs = [tool.spec() for tool in self.active_tools()]
         return self.chat_format.render(messages, specs, self.context.settings.thinking)
+
+    def render_prompt_prefix(self) -> str:
+        """The text every prompt of the next turn starts with, whatever the user writes: the
+        system prompt, the tool schemas and the conversation so far, up to where the user's
+        message would begin. The page runs it into the model while the person types, so the
+        turn computes only the new message (found as the common start of the prompts for two
+        different messages: no knowledge of the template's markers needed)."""
+        messages = self.conversation.messages_with_system(self.options.system_prompt)
+        specs = [tool.spec() for tool in self.active_tools()]
+        first, second = (self.chat_format.render(messages + [{"role": "user", "content": text}], specs,
+                                                 self.context.settings.thinking) for text in ("A", "B"))
+        return os.path.commonprefix([first, second])
 
     async def run_turn(self, user_text: str, reset_cancel: bool = True) -> AsyncIterator[dict]:
         """reset_cancel=False keeps a cancel() made before the turn began (the browser session

@@ -124,6 +124,10 @@ class AgentSession:
                 final = event
         return json.dumps(final)
 
+    def prompt_prefix(self) -> str:
+        """What the next turn's prompts start with (Agent.render_prompt_prefix), for the page to prefill."""
+        return self.agent.render_prompt_prefix()
+
     def cancel(self) -> None:
         self.agent.cancel()
 

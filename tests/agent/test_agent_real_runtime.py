@@ -34,3 +34,18 @@ def test_turns_complete_on_the_real_runtime_and_reuse_the_prefix(real_model_page
     assert second["stats"]["reusedTokens"] > 0
     print(f"\nreal runtime, tiny-qwen3.5: first turn {first['turnMs']:.0f} ms, second {second['turnMs']:.0f} ms; "
           f"second turn reused {second['stats']['reusedTokens']} of {second['stats']['promptTokens']} prompt tokens")
+
+
+def test_warming_up_runs_the_system_prompt_and_tools_before_the_first_turn(real_model_page, server):
+    page = real_model_page
+    page.goto(server + PAGE)
+    page.evaluate("options => window.startAgent(options)", {
+        "modelUrl": "/models/tiny-qwen3.5/", "storeName": "botpsy-test-warm", "thinking": False,
+        "settings": {"maxTokens": 6, "temperature": 0, "maxSteps": 1}})
+    warmed = page.evaluate("() => window.agentTest.agent.warmUp()")
+    assert warmed["promptTokens"] > 100 and not warmed["cancelled"]  # the tool schemas are long
+    turn = page.evaluate("text => window.runTurn(text)", "Hello there")
+    assert turn["final"]["type"] == "final"
+    # the first turn computed only the user's message and what follows it
+    assert turn["stats"]["reusedTokens"] >= warmed["promptTokens"] - 2
+    assert turn["stats"]["promptTokens"] - turn["stats"]["reusedTokens"] < 20

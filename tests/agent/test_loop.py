@@ -225,3 +225,17 @@ def test_cancel_during_a_confirmation_skips_the_remaining_calls():
     assert [r["name"] for r in of_type(events, "tool_result")] == ["note_delete"]
     assert events[-1] == {"type": "final", "text": "", "steps": 1, "cancelled": True}
     assert agent.conversation.messages[-1]["content"] == "Error: Cancelled: the user stopped the turn."
+
+
+def test_the_prompt_prefix_is_how_every_prompt_of_the_next_turn_starts():
+    agent = make_agent([xml_call("note_add", title="a"), "saved", "hello again"], system_prompt="Be brief.")
+    prefix = agent.render_prompt_prefix()
+    assert "Be brief." in prefix and "note_add" in prefix  # the system prompt and the tool schemas
+    run(agent, "save a")
+    assert all(prompt.startswith(prefix) for prompt in agent.model.prompts)
+    assert agent.model.prompts[0][len(prefix):].startswith("save a")  # only the message is new
+    # after a turn: the conversation so far, up to where the next message begins
+    later = agent.render_prompt_prefix()
+    run(agent, "still there?")
+    assert agent.model.prompts[-1].startswith(later) and "saved" in later
+    assert agent.model.prompts[-1][len(later):].startswith("still there?")

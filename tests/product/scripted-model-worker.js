@@ -69,6 +69,7 @@ async function generate(id, {prompt}) {
 const handlers = {
   [Verbs.LOAD]: load,
   [Verbs.GENERATE]: generate,
+  [Verbs.PREFILL]: (id, {prompt}) => ({promptTokens: prompt.length, reusedTokens: 0, prefillMs: 0, cancelled: false}),
   [Verbs.CANCEL]: () => { cancelled = true; return true; },
   [Verbs.RESET]: () => true,
   [Verbs.UNLOAD]: () => { manifest = null; return true; },

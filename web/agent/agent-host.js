@@ -159,6 +159,20 @@ export class AgentHost {
     }
   }
 
+  /**
+   * Runs what the next turn's prompts start with (system prompt, tool schemas, the conversation
+   * so far) into the model now, so that the turn computes only the user's message: call it while
+   * the person types, and again after changing settings or tools. A turn started meanwhile waits
+   * for it and reuses it. Resolves to the model's prefill answer ({promptTokens, reusedTokens,
+   * prefillMs, cancelled}), or null for a model without prefill.
+   */
+  async warmUp() {
+    if (typeof this.model.prefill !== "function") return null;
+    await this.queued;
+    const prompt = await this.worker.call("promptPrefix");
+    return prompt ? this.model.prefill(prompt) : null;
+  }
+
   /** Stops the turn: the current generation ends within a token and no further tool runs. */
   cancel() {
     if (this.running) this.stopRequested = true;

@@ -64,6 +64,7 @@ const handlers = {
     const final = JSON.parse(await session.run_turn(text));
     return {final, ...state()};
   },
+  promptPrefix() { return requireSession().prompt_prefix(); },
   cancel() { session?.cancel(); },
   newChat() { requireSession().new_chat(); return state(); },
   restoreConversation({dataJson}) { requireSession().restore_conversation(dataJson); return state(); },

@@ -46,10 +46,12 @@ export class AssistantSession extends EventTarget {
     for (const tool of this.pendingTools) this.agent.registerTool(tool);
     this.agent.setSettings(this.settings);
     this.folderUrl = folderUrl;
+    this.#warmUp();
     return this.info;
   }
 
   async unload() {
+    clearTimeout(this.warmUpTimer);
     const model = this.model;
     this.agent?.terminate?.();
     this.model = null;
@@ -73,11 +75,24 @@ export class AssistantSession extends EventTarget {
   registerTool(tool) {
     this.pendingTools.push(tool);
     this.agent?.registerTool(tool);
+    this.#warmUp();
   }
 
   setSettings(settings) {
     this.settings = { ...this.settings, ...settings };
     this.agent?.setSettings(this.settings);
+    this.#warmUp();
+  }
+
+  // The system prompt and tool schemas go into the model while the person types, so that
+  // the next answer starts sooner (the prompt's long shared start is already computed).
+  // Several changes in a row (a page registering its tools) make one warm-up.
+  #warmUp() {
+    clearTimeout(this.warmUpTimer);
+    this.warmUpTimer = setTimeout(() => {
+      if (!this.agent || this.busy) return;
+      this.agent.warmUp().catch((error) => console.info(`botpsy: could not prepare the prompt ahead (${error.message})`));
+    }, 200);
   }
 
   addUserFiles(files) {
@@ -107,6 +122,7 @@ export class AssistantSession extends EventTarget {
       this.turn = null;
       this.#setBusy(false);
       this.#emit("message", turn.record);
+      this.#warmUp();
     }
   }
 
@@ -121,6 +137,7 @@ export class AssistantSession extends EventTarget {
     this.stop();
     this.agent?.newChat();
     this.view.clear();
+    this.#warmUp();
   }
 
   exportConversation() {
