@@ -12,7 +12,7 @@ import pytest
 PROPOSE = """
 async (cases) => {
   const {proposeDraft} = await import("/web/runtime/prompt-lookup.js");
-  return cases.map(([history, maxTokens]) => proposeDraft(history, maxTokens));
+  return cases.map(([history, maxTokens, options]) => proposeDraft(history, maxTokens, options));
 }
 """
 
@@ -24,8 +24,10 @@ def test_guesses_continue_the_latest_earlier_occurrence_of_the_longest_matching_
         [[1, 2, 3, 4], 3],                                # nothing occurred before
         [[4, 4, 4, 4], 5],                                # a repeat predicts more of itself
         [[1, 2, 1, 2, 3], 0],                             # nothing asked
+        [[7, 2, 3, 5, 9, 2, 3], 2],                       # a 2-token match is enough by default...
+        [[7, 2, 3, 5, 9, 2, 3], 2, {"minNgram": 3}],      # ...not when 3 are asked for
     ])
-    assert results == [[7, 8], [1, 6, 7, 2], [], [4], []]
+    assert results == [[7, 8], [1, 6, 7, 2], [], [4], [], [5, 9], []]
 
 
 # --- the feeder against a scripted model ----------------------------------------------
@@ -65,16 +67,21 @@ async ({truncatable, maxDraft, prompt, count}) => {
 """
 
 
+# The model answers 8 -> 1 -> 4 -> 3 -> 6 -> 5 -> 4 -> 3 -> 6 -> 5 ...; the prompt's "4 3 6 9 9"
+# makes the first guesses after 4 3 6 wrong (recurrent state guesses only from 3-token matches).
+PROMPT = [0, 1, 2, 4, 3, 6, 9, 9, 8]
+
+
 @pytest.mark.parametrize("truncatable", [True, False], ids=["kv-only", "recurrent"])
 def test_the_feeder_keeps_the_tokens_and_state_of_one_call_per_token(runtime_page, truncatable):
     def run(max_draft):
         return runtime_page.evaluate(SCRIPTED, {"truncatable": truncatable, "maxDraft": max_draft,
-                                                "prompt": [0, 1, 2, 3, 4, 5, 6, 7, 8], "count": 24})
+                                                "prompt": PROMPT, "count": 24})
 
     plain, drafted = run(0), run(8)
     assert drafted["generated"] == plain["generated"]
     # exactly prompt + generated minus the last token, as without guesses
-    assert drafted["processed"] == plain["processed"] == [0, 1, 2, 3, 4, 5, 6, 7, 8] + plain["generated"][:-1]
+    assert drafted["processed"] == plain["processed"] == PROMPT + plain["generated"][:-1]
     assert plain["calls"] == [["step", 1]] * 23
     stats = drafted["stats"]
     assert stats["acceptedDraftTokens"] > 0 and stats["draftedTokens"] > stats["acceptedDraftTokens"]
