@@ -92,8 +92,8 @@ class Agent:
                     if name not in self.off_by_default or (settings.allow_network and name in NETWORK_TOOLS)]
         return [tool for name, tool in self.tools.items() if name in enabled]
 
-    def render_prompt(self) -> str:
-        messages = self.conversation.messages_with_system(self.options.system_prompt)
+    def render_prompt(self, extra_messages: tuple = ()) -> str:
+        messages = self.conversation.messages_with_system(self.options.system_prompt) + list(extra_messages)
         specs = [tool.spec() for tool in self.active_tools()]
         return self.chat_format.render(messages, specs, self.context.settings.thinking)
 
@@ -103,10 +103,7 @@ class Agent:
         message would begin. The page runs it into the model while the person types, so the
         turn computes only the new message (found as the common start of the prompts for two
         different messages: no knowledge of the template's markers needed)."""
-        messages = self.conversation.messages_with_system(self.options.system_prompt)
-        specs = [tool.spec() for tool in self.active_tools()]
-        first, second = (self.chat_format.render(messages + [{"role": "user", "content": text}], specs,
-                                                 self.context.settings.thinking) for text in ("A", "B"))
+        first, second = (self.render_prompt(({"role": "user", "content": text},)) for text in ("A", "B"))
         return os.path.commonprefix([first, second])
 
     async def run_turn(self, user_text: str, reset_cancel: bool = True) -> AsyncIterator[dict]:

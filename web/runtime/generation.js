@@ -106,9 +106,9 @@ export async function generate({runner, prefix, tokenizer, manifest}, promptIds,
 
   const started = performance.now();
   const sessionMsBefore = runner.sessionMs;
-  const {reusedTokens, logits: promptLogits, prefillTimes} = await runPrompt({runner, prefix}, promptIds,
-                                                                             options.reusePrefix, hooks);
-  let logits = promptLogits;
+  const prompt = await runPrompt({runner, prefix}, promptIds, options.reusePrefix, hooks);
+  const {reusedTokens, prefillTimes} = prompt;
+  let {logits} = prompt;
   const prefillMs = performance.now() - started;
 
   if (runner.processedIds.length < promptIds.length) {  // cancelled before the prompt was processed
