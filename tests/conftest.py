@@ -25,6 +25,7 @@ CHROMIUM_ARGS = [
 ]
 TEST_DTYPES = ("fp32", "q8", "q4")
 ARTIFACTS_DIR = REPO_ROOT / "tests" / ".artifacts"
+REVISION_STAMP = ".builtin-revision"  # in an exported test folder: the built-in's revision it came from
 
 
 # --- browser -----------------------------------------------------------------
@@ -160,7 +161,11 @@ def foreign_server_url_if_started():
 def exported_model(models_dir):
     """exported_model(name, dtypes=TEST_DTYPES) -> folder exported with those dtypes (once per
     session, and reused from BOTPSY_TEST_MODELS). The default set lives in models_dir/<name>;
-    another set in models_dir/<name>-<dtype>-<dtype>..."""
+    another set in models_dir/<name>-<dtype>-<dtype>... A folder is reused only when its
+    `.builtin-revision` stamp matches the built-in's current definition (`builtin_revision`),
+    so a change to a built-in model (its config or tokenizer) is never tested on an old export."""
+    from botpsy_export.builtins import builtin_revision
+
     done: dict[tuple, Path] = {}
 
     def get(name: str, dtypes=TEST_DTYPES) -> Path:
@@ -169,8 +174,13 @@ def exported_model(models_dir):
             return done[(name, dtypes)]
         folder_name = name if dtypes == tuple(TEST_DTYPES) else f"{name}-{'-'.join(dtypes)}"
         out_dir = models_dir / folder_name
-        manifest = out_dir / "manifest.json"
-        if not manifest.is_file():
+        revision = builtin_revision(name)
+
+        def current() -> bool:
+            stamp = out_dir / REVISION_STAMP
+            return (out_dir / "manifest.json").is_file() and stamp.is_file() and stamp.read_text() == revision
+
+        if not current():
             from botpsy_export.api import export_model
 
             # Export beside the target and rename at the end, so a run sharing
@@ -178,11 +188,15 @@ def exported_model(models_dir):
             partial = models_dir / f".{folder_name}.partial-{os.getpid()}"
             shutil.rmtree(partial, ignore_errors=True)
             export_model(name, partial, dtypes=dtypes, verify=True, progress=False)
-            if manifest.is_file():  # another run finished first
+            (partial / REVISION_STAMP).write_text(revision)  # a dotfile: not in the manifest
+            if current():  # another run finished first
                 shutil.rmtree(partial)
             else:
-                shutil.rmtree(out_dir, ignore_errors=True)
+                stale = models_dir / f".{folder_name}.stale-{os.getpid()}"
+                if out_dir.exists():
+                    out_dir.rename(stale)
                 partial.rename(out_dir)
+                shutil.rmtree(stale, ignore_errors=True)
         done[(name, dtypes)] = out_dir
         return out_dir
 
@@ -199,3 +213,67 @@ def runtime_page(browser, open_guarded_page, server):
     yield page
     context.close()
     guard.assert_clean()
+
+
+# --- a server that records every request: proof that nothing reached it --------------
+
+class RecordingServer:
+    """A second local origin that answers every request with 200 (CORS and CORP open, so
+    only the browser's own policy can stop a request) and records it: method, path,
+    headers and body. Tests assert `hits == []` after an attempt to send data out."""
+
+    def __init__(self):
+        import http.server
+        import threading
+
+        recorder = self
+        self.hits: list[dict] = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def _record_and_answer(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                recorder.hits.append({"method": self.command, "path": self.path,
+                                      "headers": dict(self.headers), "body": body.decode("utf-8", "replace")})
+                payload = b"recorded"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/javascript")
+                self.send_header("Content-Length", str(len(payload)))
+                self.send_header("Access-Control-Allow-Origin", "*")
+                self.send_header("Access-Control-Allow-Headers", "*")
+                self.send_header("Cross-Origin-Resource-Policy", "cross-origin")
+                self.end_headers()
+                self.wfile.write(payload)
+
+            do_GET = do_POST = do_PUT = do_HEAD = do_OPTIONS = _record_and_answer
+
+            def log_message(self, format, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        host, port = self.httpd.server_address[:2]
+        self.url = f"http://{host}:{port}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def clear(self):
+        self.hits.clear()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture(scope="session")
+def _recording_server_instance():
+    recorder = RecordingServer()
+    yield recorder
+    recorder.close()
+
+
+@pytest.fixture
+def recording_server(_recording_server_instance):
+    """A RecordingServer (url, hits, clear()) with no hits yet. A guarded page that is meant
+    to reach it (a control case) calls guard.allow(recording_server.url)."""
+    _recording_server_instance.clear()
+    return _recording_server_instance
