@@ -1,0 +1,110 @@
+"""From the tools the prompt offers to the runtime's "tool-call-grammar" logits processor.
+
+The constraint is an xgrammar structural tag: free text (and <think>) stays free until
+the model writes <tool_call> (one special token in BotPsy's vocabulary, several ordinary
+tokens in SmolLM2's: the tag matches the text, so both work); from there to </tool_call>
+every token must fit the call grammar of the model's format (qwen_xml.py, hermes_json.py);
+then text is free again and another call may follow. The end-of-turn token is impossible
+inside a call. The model worker compiles and applies it (web/runtime/grammar/).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .ebnf import Rules, text_without
+from .hermes_json import hermes_json_call
+from .json_values import GrammarNotes
+from .qwen_xml import qwen_xml_call
+
+PROCESSOR_NAME = "tool-call-grammar"
+CALL_OPEN, CALL_CLOSE, THINK_CLOSE = "<tool_call>", "</tool_call>", "</think>"
+# "auto": calls constrained, text free; "required": the reply starts with a call;
+# "none": no call may open; "off": no constraint at all; any other value names the one
+# tool the reply must start by calling.
+TOOL_CALL_MODES = ("auto", "required", "none", "off")
+CALL_GRAMMARS = {"qwen3_coder_xml": qwen_xml_call, "hermes_json": hermes_json_call}
+
+
+@dataclass(frozen=True)
+class ToolSchema:
+    name: str
+    parameters: dict
+
+
+def tool_schemas(tools: list[dict]) -> list[ToolSchema]:
+    """Tools as the chat template gets them ({"type": "function", "function": {...}}) or
+    flat ({name, description, parameters}); a malformed one is an error naming it."""
+    if not isinstance(tools, (list, tuple)):
+        raise TypeError(f"tools must be a list of tool schemas, got {type(tools).__name__}")
+    found = []
+    for index, tool in enumerate(tools):
+        function = tool.get("function", tool) if isinstance(tool, dict) else None
+        name = function.get("name") if isinstance(function, dict) else None
+        if not isinstance(name, str) or not name or not name.replace("_", "").replace("-", "").isalnum():
+            raise ValueError(f"tools[{index}] needs a name of letters, digits, '_' or '-', got {tool!r:.80}")
+        parameters = function.get("parameters") or {"type": "object", "properties": {}}
+        if not isinstance(parameters, dict) or parameters.get("type", "object") != "object":
+            raise ValueError(f"tool {name!r}: parameters must be a JSON schema of type object")
+        found.append(ToolSchema(name, parameters))
+    names = [tool.name for tool in found]
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise ValueError(f"tools offered twice: {duplicates}")
+    return found
+
+
+def structural_tag(tools: list[dict], tool_call_format: str, mode: str = "auto",
+                   thinking: bool = False) -> tuple[dict, list[str]]:
+    """The structural tag for these tools and mode, and notes on what stays unconstrained.
+    thinking=True: the prompt left <think> open (the reply's calls come after </think>)."""
+    if tool_call_format not in CALL_GRAMMARS:
+        raise ValueError(f"unknown tool_call_format {tool_call_format!r}; expected one of {sorted(CALL_GRAMMARS)}")
+    schemas = tool_schemas(tools)
+    names = [tool.name for tool in schemas]
+    if not isinstance(mode, str) or mode == "off" or (mode not in TOOL_CALL_MODES and mode not in names):
+        raise ValueError(f"toolCalls must be one of {', '.join(TOOL_CALL_MODES)} or an offered tool's "
+                         f"name ({', '.join(names) or 'none offered'}), got {mode!r}")
+    if mode == "required" and not schemas:
+        raise ValueError('toolCalls "required" needs at least one tool offered')
+    notes = GrammarNotes()
+    if mode == "none" or not schemas:
+        return {"type": "structural_tag", "format": _text_without(CALL_OPEN)}, notes.notes
+    calls = _call_tag(schemas, tool_call_format, notes)
+    later = {"type": "triggered_tags", "triggers": [CALL_OPEN], "tags": [calls]}
+    if mode == "auto":
+        return {"type": "structural_tag", "format": later}, notes.notes
+    if mode == "required":
+        reply = {**later, "at_least_one": True}
+    else:  # one named tool first, then as "auto"
+        first = _call_tag([tool for tool in schemas if tool.name == mode], tool_call_format, notes)
+        reply = {"type": "sequence", "elements": [first, later]}
+    if thinking:
+        reply = {"type": "sequence", "elements": [
+            _text_without(THINK_CLOSE, CALL_OPEN), {"type": "const_string", "value": THINK_CLOSE + "\n\n"}, reply]}
+    return {"type": "structural_tag", "format": reply}, notes.notes
+
+
+def logits_processor_spec(tools: list[dict], tool_call_format: str | None, mode: str = "auto",
+                          *, thinking: bool = False) -> dict | None:
+    """The generate option entry that constrains tool calls: {"name": "tool-call-grammar",
+    "args": {"structuralTag", "notes"}}, or None for mode "off" or a model without a tool
+    call format. tools: the JSON tool schemas given to the chat template. mode: "auto" |
+    "required" | "none" | "off" | an offered tool's name. thinking: the prompt left <think>
+    open (Qwen3.5 with thinking on), so a required call comes after </think>."""
+    if mode == "off" or tool_call_format is None:
+        return None
+    tag, notes = structural_tag(tools, tool_call_format, mode, thinking)
+    return {"name": PROCESSOR_NAME, "args": {"structuralTag": tag, "notes": notes}}
+
+
+def _call_tag(schemas: list[ToolSchema], tool_call_format: str, notes: GrammarNotes) -> dict:
+    rules = Rules()
+    root = CALL_GRAMMARS[tool_call_format](rules, schemas, notes)
+    return {"type": "tag", "begin": CALL_OPEN, "content": {"type": "grammar", "grammar": rules.text(root)},
+            "end": CALL_CLOSE}
+
+
+def _text_without(*excluded: str) -> dict:
+    rules = Rules()
+    return {"type": "grammar", "grammar": rules.text(text_without(rules, "text", list(excluded)))}
