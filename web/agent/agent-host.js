@@ -164,13 +164,17 @@ export class AgentHost {
    * so far) into the model now, so that the turn computes only the user's message: call it while
    * the person types, and again after changing settings or tools. A turn started meanwhile waits
    * for it and reuses it. Resolves to the model's prefill answer ({promptTokens, reusedTokens,
-   * prefillMs, cancelled}), or null for a model without prefill.
+   * restoredTokens, prefillMs, cancelled, promptState}), or null for a model without prefill.
    */
   async warmUp() {
     if (typeof this.model.prefill !== "function") return null;
     await this.queued;
     const prompt = await this.worker.call("promptPrefix");
-    return prompt ? this.model.prefill(prompt) : null;
+    if (!prompt) return null;
+    // Before the first message the prefix is the system prompt and tools alone, the same on the
+    // next visit: the runtime keeps its state in the browser and restores it then (prompt-state.js).
+    const persist = !this.conversation?.messages?.length;
+    return this.model.prefill(prompt, {persist});
   }
 
   /** Stops the turn: the current generation ends within a token and no further tool runs. */

@@ -169,6 +169,45 @@ export class AppendingCacheState {
     this.length = snapshot.length;
   }
 
+  /**
+   * The state's bytes for storing it (prompt-state.js): {length, tensors: [{input, dims, bytes}]} in
+   * graph order, KV packed as the graph's past input. The bytes are views: copy them before the next step.
+   */
+  async exportState() {
+    const tensors = [];
+    for (const entry of this.entries) {
+      let data;
+      const dims = [...entry.shape];
+      if (TRUNCATABLE_KINDS.has(entry.kind)) {
+        const {rows, inner} = layoutOf(entry);
+        dims[entry.seq_axis] = this.length;
+        data = this.kv.arrays.get(entry.input).subarray(0, rows * this.length * inner);
+      } else {
+        data = this.fixed.get(entry.input).data;
+      }
+      tensors.push({input: entry.input, dims, bytes: new Uint8Array(data.buffer, data.byteOffset, data.byteLength)});
+    }
+    return {length: this.length, tensors};
+  }
+
+  /** Makes a stored state (exportState's shape, dims already checked) the live state; the bytes are copied. */
+  importState({length, tensors}) {
+    const byInput = new Map(tensors.map((tensor) => [tensor.input, tensor]));
+    const kv = new KvBuffers(this.kvEntries, capacityFor(length));
+    for (const entry of this.kvEntries) {
+      const target = kv.arrays.get(entry.input);
+      new Uint8Array(target.buffer, target.byteOffset, target.byteLength).set(byInput.get(entry.input).bytes);
+    }
+    const fixed = new Map(this.fixedEntries.map((entry) => {
+      const data = new TYPED_ARRAYS[entry.dtype](byInput.get(entry.input).bytes.slice().buffer);
+      return [entry.input, this.refs.hold(new this.ort.Tensor(entry.dtype, data, entry.shape))];
+    }));
+    this.refs.releaseAll(this.fixed.values());
+    this.fixed = fixed;
+    this.kv = kv;
+    this.length = length;
+  }
+
   /** Forgets every position from `length` on (KV-only models): rows move down, in place. */
   async truncate(length) {
     if (!this.truncatable) throw new Error("this model has recurrent or conv state, which cannot be truncated");

@@ -130,6 +130,33 @@ export class CacheState {
     this.length = snapshot.length;
   }
 
+  /**
+   * The state's bytes for storing it (prompt-state.js): {length, tensors: [{input, dims, bytes}]} in
+   * graph order. The bytes are views: copy them before the next step (GPU tensors are read back).
+   */
+  async exportState() {
+    const tensors = [];
+    for (const entry of this.entries) {
+      const tensor = this.tensors.get(entry.input);
+      const data = tensor.location === "cpu" ? tensor.data : await tensor.getData();
+      tensors.push({input: entry.input, dims: [...tensor.dims], bytes: new Uint8Array(data.buffer, data.byteOffset, data.byteLength)});
+    }
+    return {length: this.length, tensors};
+  }
+
+  /** Makes a stored state (exportState's shape, dims already checked) the live state; the bytes are copied. */
+  importState({length, tensors}) {
+    const fresh = new Map();
+    for (const entry of this.entries) {
+      const {dims, bytes} = tensors.find((tensor) => tensor.input === entry.input);
+      const data = new TYPED_ARRAYS[entry.dtype](bytes.slice().buffer);
+      fresh.set(entry.input, this.refs.hold(new this.ort.Tensor(entry.dtype, data, dims)));
+    }
+    this.refs.releaseAll(this.tensors.values());
+    this.tensors = fresh;
+    this.length = length;
+  }
+
   /** The state now, to go back to with rewind() (here a snapshot: tensors are shared, not copied). */
   checkpoint() { return this.snapshot(); }
   rewind(checkpoint) { this.restore(checkpoint); }

@@ -56,12 +56,15 @@ function checkPromptIds(promptIds, manifest) {
   if (bad !== undefined) throw new RangeError(`prompt token id ${bad} is not in the vocabulary (0..${vocab - 1})`);
 }
 
-// Puts the prompt into the state: resume from the longest reusable prefix, then
-// the rest in chunks, with snapshots where the prefix cache wants them.
-async function runPrompt({runner, prefix}, promptIds, reusePrefix, hooks) {
+// Puts the prompt into the state: resume from the longest reusable prefix (in memory, or
+// stored on an earlier visit: prompt-state.js), then the rest in chunks, with snapshots
+// where the prefix cache wants them. `wholePrompt`: no logits needed (prefill).
+async function runPrompt({runner, prefix, promptState}, promptIds, reusePrefix, hooks, wholePrompt = false) {
   const prefillTimes = new PhaseTimes();
   if (!reusePrefix) prefix.clear();
-  const reusedTokens = await prefix.resumeFor(promptIds);
+  const fromMemory = await prefix.resumeFor(promptIds);
+  const reusedTokens = reusePrefix && promptState ? await promptState.resumeFor(promptIds, fromMemory, {wholePrompt}) : fromMemory;
+  const restoredTokens = reusedTokens > fromMemory ? reusedTokens : 0;
   const snapshotPoints = reusePrefix ? prefix.snapshotPoints(promptIds, reusedTokens) : [];
   prefillTimes.mark("resume");
   let logits = null;
@@ -75,28 +78,33 @@ async function runPrompt({runner, prefix}, promptIds, reusePrefix, hooks) {
   }
   if (reusePrefix) prefix.take();  // end of prompt
   prefillTimes.mark("snapshot");
-  return {reusedTokens, logits, prefillTimes};
+  return {reusedTokens, restoredTokens, logits, prefillTimes};
 }
 
 /**
  * Runs a prompt into the reusable state without generating: a later prompt that
  * starts with it computes only what follows (the agent does this with the
- * system prompt and tool schemas while a person types). Returns
- * {promptTokens, reusedTokens, prefillMs, cancelled}.
+ * system prompt and tool schemas while a person types). `persist`: also store the state for
+ * later page loads (prompt-state.js). Returns {promptTokens, reusedTokens, restoredTokens
+ * (of reusedTokens, those from a stored state), prefillMs, cancelled, promptState (a PromptStateReport, or null)}.
  */
-export async function prefill({runner, prefix, manifest}, promptIds, hooks) {
+export async function prefill(loaded, promptIds, hooks, {persist = false} = {}) {
+  const {runner, manifest, promptState} = loaded;
   checkPromptIds(promptIds, manifest);
   const started = performance.now();
-  const {reusedTokens} = await runPrompt({runner, prefix}, promptIds, true, hooks);
-  return {promptTokens: promptIds.length, reusedTokens, prefillMs: performance.now() - started,
-          cancelled: runner.processedIds.length < promptIds.length};
+  const {reusedTokens, restoredTokens} = await runPrompt(loaded, promptIds, true, hooks, true);
+  const cancelled = runner.processedIds.length < promptIds.length;
+  if (persist && !cancelled) await promptState?.save(promptIds);
+  return {promptTokens: promptIds.length, reusedTokens, restoredTokens, prefillMs: performance.now() - started, cancelled,
+          promptState: promptState ? {...promptState.report} : null};
 }
 
 /**
  * Runs one generation. `hooks`: {isCancelled(), yieldToEvents(), onToken({tokenId, text, logits})}.
  * Returns the stats object of the contract.
  */
-export async function generate({runner, prefix, tokenizer, manifest}, promptIds, rawOptions, hooks) {
+export async function generate(loaded, promptIds, rawOptions, hooks) {
+  const {runner, prefix, tokenizer, manifest} = loaded;
   checkPromptIds(promptIds, manifest);
   const vocab = manifest.vocab_size;
   const options = normalizeGenerateOptions(rawOptions, manifest);
@@ -106,8 +114,8 @@ export async function generate({runner, prefix, tokenizer, manifest}, promptIds,
 
   const started = performance.now();
   const sessionMsBefore = runner.sessionMs;
-  const prompt = await runPrompt({runner, prefix}, promptIds, options.reusePrefix, hooks);
-  const {reusedTokens, prefillTimes} = prompt;
+  const prompt = await runPrompt({runner, prefix, promptState: loaded.promptState}, promptIds, options.reusePrefix, hooks);
+  const {reusedTokens, restoredTokens, prefillTimes} = prompt;
   let {logits} = prompt;
   const prefillMs = performance.now() - started;
 
@@ -159,7 +167,8 @@ export async function generate({runner, prefix, tokenizer, manifest}, promptIds,
   const decodeMs = performance.now() - decodeStarted;
   return {
     promptTokens: promptIds.length,
-    reusedTokens,
+    reusedTokens,  // from memory or from a state stored on an earlier visit (restoredTokens of them)
+    restoredTokens,
     generatedTokens,
     prefillMs,
     decodeMs,

@@ -8,6 +8,7 @@ import {loadOrt} from "./ort-loader.js";
 import {ModelRunner} from "./model-runner.js";
 import {dtypeGraphs} from "./dtype-graphs.js";
 import {PrefixCache} from "./prefix-cache.js";
+import {PersistedPromptState, promptStateIdentity} from "./prompt-state.js";
 import {TextTokenizer} from "./tokenizer.js";
 
 const TOKENIZER_FILES = ["tokenizer.json", "tokenizer_config.json"];
@@ -37,7 +38,7 @@ export async function loadModel(folderUrl, {backend = "auto", dtype} = {}, onPro
   const runner = await startRunner(manifest, choice, graphs, files, backend);
   files.clear();
   onProgress({stage: "ready", file: graphs[runner.cacheMode], loaded: 1, total: 1, percent: 100, etaSeconds: 0});
-  return loadedModel(manifest, tokenizer, runner, choice);
+  return loadedModel(manifest, tokenizer, runner, choice, folderUrl);
 }
 
 // The session is made here, apart from loadModel and loadedModel: V8 keeps one scope object
@@ -71,13 +72,16 @@ async function startRunner(manifest, choice, graphs, files, requestedBackend) {
   }
 }
 
-function loadedModel(manifest, tokenizer, runner, choice) {
+function loadedModel(manifest, tokenizer, runner, choice, folderUrl) {
   const prefix = new PrefixCache(runner);
+  const identity = promptStateIdentity(manifest, {dtype: choice.dtype, runner, threads: choice.threads});
+  const promptState = new PersistedPromptState({folderUrl, runner, prefix, identity});
   return {
     manifest,
     tokenizer,
     runner,
     prefix,
+    promptState,  // states stored on earlier visits (prompt-state.js)
     info: {
       ...choice,
       cacheMode: runner.cacheMode,  // "appending" (WASM, the folder has appending graphs) or "standard"
@@ -87,6 +91,7 @@ function loadedModel(manifest, tokenizer, runner, choice) {
       toolCallFormat: manifest.tool_call_format ?? null,
     },
     async release() {
+      await promptState.settled();
       prefix.clear();
       await runner.release();
     },

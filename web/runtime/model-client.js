@@ -82,9 +82,12 @@ export class ModelClient {
   /**
    * Runs `prompt` (text or token ids) into the model's reusable state without generating, so
    * that a later prompt starting with it computes only the rest. Queued like generate; cancel()
-   * stops it too. Resolves to {promptTokens, reusedTokens, prefillMs, cancelled}.
+   * stops it too. `persist`: also store the state in the browser, so that a later page load starts
+   * from it instead of computing it (for a prompt start that stays the same across visits: system
+   * prompt and tools). Resolves to {promptTokens, reusedTokens, restoredTokens (of reusedTokens, those
+   * from a stored state), prefillMs, cancelled, promptState: {restoredTokens, restoreMs, storedBytes, rejected}}.
    */
-  prefill(prompt) { return this.#call(Verbs.PREFILL, {prompt}); }
+  prefill(prompt, {persist = false} = {}) { return this.#call(Verbs.PREFILL, {prompt, options: {persist}}); }
 
   /** Stops the running generate within a token (its stats say stopReason "cancelled"). */
   cancel() {

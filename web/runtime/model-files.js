@@ -275,20 +275,81 @@ class ProgressReporter {
   }
 }
 
-/** Bytes used by this origin and by each stored model. */
+/**
+ * Bytes used by this origin and by each stored model: {usedBytes, quotaBytes, models: [{folderUrl,
+ * bytes, derivedBytes}]}; bytes counts everything stored for the folder, derivedBytes the part that
+ * is derived data (prompt states).
+ */
 export async function storageUsage() {
   const estimate = await globalThis.navigator?.storage?.estimate?.().catch(() => null);
   const sizes = new Map();
   for (const store of await openAllStores()) {
-    for (const [folderUrl, bytes] of await store.modelSizes()) {
-      sizes.set(folderUrl, (sizes.get(folderUrl) || 0) + bytes);
+    for (const {folderUrl, path, bytes} of await store.storedFiles()) {
+      const size = sizes.get(folderUrl) ?? {folderUrl, bytes: 0, derivedBytes: 0};
+      size.bytes += bytes;
+      if (path.startsWith(DERIVED_DIRECTORY)) size.derivedBytes += bytes;
+      sizes.set(folderUrl, size);
     }
   }
   return {
     usedBytes: estimate?.usage ?? null,
     quotaBytes: estimate?.quota ?? null,
-    models: [...sizes].map(([folderUrl, bytes]) => ({folderUrl, bytes})),
+    models: [...sizes.values()],
   };
+}
+
+// Derived data: what the runtime computes from a model and keeps beside its files (the
+// prompt states of prompt-state.js). It goes to the same store under the folder, so it is
+// counted with the model and removed with it, but it is not in the manifest: its own format
+// carries its checksum. Paths start with DERIVED_DIRECTORY, which no exported file does.
+export const DERIVED_DIRECTORY = ".botpsy-derived/";
+
+function derivedPath(path) {
+  if (typeof path !== "string" || !path.startsWith(DERIVED_DIRECTORY) || path.includes("..")) {
+    throw new Error(`derived data paths start with "${DERIVED_DIRECTORY}", got ${JSON.stringify(path)}`);
+  }
+  return path;
+}
+
+/** The stored bytes of derived data, or null (nothing stored, no store, or unreadable: logged). */
+export async function readDerived(folderUrl, path) {
+  const store = await openStore();
+  if (!store) return null;
+  try {
+    return await store.read(normalizeFolderUrl(folderUrl), derivedPath(path));
+  } catch (error) {
+    console.warn(`botpsy: could not read the stored ${path} (${error.message}); it will be computed again.`);
+    return null;
+  }
+}
+
+/** Stores derived data; false when there is no store or it refused (logged). */
+export async function writeDerived(folderUrl, path, bytes) {
+  const store = await openStore();
+  if (!store) return false;
+  try {
+    await store.write(normalizeFolderUrl(folderUrl), derivedPath(path), bytes);
+    return true;
+  } catch (error) {
+    console.warn(`botpsy: could not store ${path} in ${store.name} (${error.message}); it will be computed again next time.`);
+    return false;
+  }
+}
+
+/** Removes derived data (nothing happens when it is not there). */
+export async function removeDerived(folderUrl, path) {
+  const store = await openStore();
+  await store?.remove(normalizeFolderUrl(folderUrl), derivedPath(path)).catch(() => {});
+}
+
+/** The derived data stored for a folder: [{path, bytes}]. */
+export async function listDerived(folderUrl) {
+  const store = await openStore();
+  if (!store) return [];
+  const folder = normalizeFolderUrl(folderUrl);
+  const files = await store.storedFiles().catch(() => []);
+  return files.filter((file) => file.folderUrl === folder && file.path.startsWith(DERIVED_DIRECTORY))
+    .map(({path, bytes}) => ({path, bytes}));
 }
 
 /** Removes every stored file of a model folder; true when something was removed. */

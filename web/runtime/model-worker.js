@@ -42,10 +42,10 @@ async function runGenerate(id, {prompt, options = {}}) {
   });
 }
 
-async function runPrefill(id, {prompt}) {
+async function runPrefill(id, {prompt, options = {}}) {
   const loaded = requireModel();
   const promptIds = typeof prompt === "string" ? loaded.tokenizer.encode(prompt) : prompt;
-  return prefill(loaded, promptIds, {isCancelled: () => id <= cancelledUpTo, yieldToEvents});
+  return prefill(loaded, promptIds, {isCancelled: () => id <= cancelledUpTo, yieldToEvents}, options);
 }
 
 const serialHandlers = {
@@ -70,8 +70,13 @@ const immediateHandlers = {
     if (!Array.isArray(ids) || ids.some((x) => !Number.isInteger(x))) throw new TypeError("detokenize expects an array of integer token ids");
     return requireModel().tokenizer.decode(ids);
   },
-  [Verbs.STORAGE_USAGE]() { return storageUsage(); },
-  [Verbs.DELETE_MODEL](id, {folderUrl}) { return deleteModel(folderUrl); },
+  // A prompt state still being written counts (and goes with the model).
+  async [Verbs.STORAGE_USAGE]() { await model?.promptState.settled(); return storageUsage(); },
+  async [Verbs.DELETE_MODEL](id, {folderUrl}) {
+    await model?.promptState.settled();
+    model?.promptState.forgetStored(folderUrl);
+    return deleteModel(folderUrl);
+  },
 };
 
 async function answer(id, work) {

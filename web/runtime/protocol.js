@@ -12,8 +12,9 @@
 export const Verbs = Object.freeze({
   LOAD: "load",             // args: {folderUrl, backend, dtype}          -> LoadInfo
   GENERATE: "generate",     // args: {prompt, options}                    -> stats
-  PREFILL: "prefill",       // args: {prompt}  runs the prompt into the reusable state, generates nothing
-                            //                                            -> {promptTokens, reusedTokens, prefillMs}
+  PREFILL: "prefill",       // args: {prompt, options: {persist}}  runs the prompt into the reusable state, generates
+                            // nothing; persist: also stores it for later page loads (prompt-state.js)
+                            //   -> {promptTokens, reusedTokens, restoredTokens, prefillMs, cancelled, promptState}
   CANCEL: "cancel",         // args: {}  stops the running generate within a token
   TOKENIZE: "tokenize",     // args: {text}                               -> number[]
   DETOKENIZE: "detokenize", // args: {ids}                                -> string
@@ -26,7 +27,7 @@ export const Verbs = Object.freeze({
 export const Events = Object.freeze({
   PROGRESS: "progress",  // {stage: "download"|"verify"|"compile"|"ready", file, loaded, total, percent, etaSeconds}
   TOKEN: "token",        // {tokenId, text, logits?}   text may be "" while a UTF-8 character is incomplete
-  STATS: "stats",        // {promptTokens, reusedTokens, generatedTokens, prefillMs, decodeMs, tokensPerSecond, stopReason}
+  STATS: "stats",        // {promptTokens, reusedTokens, restoredTokens, generatedTokens, prefillMs, decodeMs, tokensPerSecond, stopReason}
                          // + diagnostics: modelMs, prefillPhaseMs / decodePhaseMs ({phase: ms}), cacheLocations, gpuTensorsDisposed,
                          //   cacheMode ("appending" | "standard"), cacheCapacity,
                          //   modelCalls, draftedTokens, acceptedDraftTokens (decode's calls and guessed tokens)

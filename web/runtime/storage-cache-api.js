@@ -38,18 +38,18 @@ class CacheApiStore {
     await this.cache.delete(new URL(path, folderUrl).href);
   }
 
-  /** Map folderUrl -> bytes stored. */
-  async modelSizes() {
-    const sizes = new Map();
+  /** Every stored file: [{folderUrl, path, bytes}]. */
+  async storedFiles() {
+    const files = [];
     for (const request of await this.cache.keys()) {
       const response = await this.cache.match(request);
       if (!response) continue;
       const folderUrl = response.headers.get(FOLDER_HEADER);
-      if (!folderUrl) continue;
+      if (!folderUrl || !request.url.startsWith(folderUrl)) continue;
       const bytes = Number(response.headers.get("Content-Length") || 0);
-      sizes.set(folderUrl, (sizes.get(folderUrl) || 0) + bytes);
+      files.push({folderUrl, path: request.url.slice(folderUrl.length), bytes});
     }
-    return sizes;
+    return files;
   }
 
   async deleteModel(folderUrl) {

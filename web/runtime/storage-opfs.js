@@ -54,18 +54,17 @@ class OpfsStore {
     }
   }
 
-  /** Map folderUrl -> bytes stored. */
-  async modelSizes() {
-    const sizes = new Map();
+  /** Every stored file: [{folderUrl, path, bytes}]. */
+  async storedFiles() {
+    const files = [];
     for await (const [name, folder] of this.root.entries()) {
       if (folder.kind !== "directory") continue;
-      let bytes = 0;
-      for await (const [, entry] of folder.entries()) {
-        if (entry.kind === "file") bytes += (await entry.getFile()).size;
+      for await (const [fileName, entry] of folder.entries()) {
+        if (entry.kind !== "file") continue;
+        files.push({folderUrl: decodeURIComponent(name), path: decodeURIComponent(fileName), bytes: (await entry.getFile()).size});
       }
-      sizes.set(decodeURIComponent(name), bytes);
     }
-    return sizes;
+    return files;
   }
 
   async deleteModel(folderUrl) {
