@@ -91,16 +91,18 @@ def _write_metadata(writer, config, mtp_blocks=0, full_attention_interval=None):
     writer.add_rope_dimension_count(int(config.head_dim * rope["partial_rotary_factor"]))
 
 
-def _write_vocab(writer, tokenizer, chat_template):
-    """What `_set_vocab_gpt2` + `SpecialVocab` write: tokens by id, types, merges, special ids."""
+def _write_vocab(writer, tokenizer, chat_template, vocab_size):
+    """What `_set_vocab_gpt2` + `SpecialVocab` write: tokens by id (padded to the embedding's
+    rows with `[PAD<id>]`, as llama.cpp does), types, merges, special ids."""
     backend = json.loads(tokenizer.backend_tokenizer.to_str())
-    vocab = backend["model"]["vocab"]
-    tokens = sorted(vocab, key=vocab.get)
-    types = [gguf.TokenType.NORMAL] * len(tokens)
+    by_id = {token_id: token for token, token_id in backend["model"]["vocab"].items()}
+    by_id |= {added["id"]: added["content"] for added in backend["added_tokens"]}
+    tokens = [by_id.get(i, f"[PAD{i}]") for i in range(vocab_size)]
+    types = [gguf.TokenType.NORMAL if i in by_id else gguf.TokenType.UNUSED for i in range(vocab_size)]
     for added in backend["added_tokens"]:
         types[added["id"]] = gguf.TokenType.CONTROL if added["special"] else gguf.TokenType.USER_DEFINED
     writer.add_tokenizer_model("gpt2")
-    writer.add_tokenizer_pre("smollm")  # the tiny model borrows SmolLM2's tokenizer
+    writer.add_tokenizer_pre("qwen35")  # the tiny model has BotPsy's (Qwen3.5's) tokenizer
     writer.add_token_list(tokens)
     writer.add_token_types(types)
     writer.add_token_merges([m if isinstance(m, str) else " ".join(m) for m in backend["model"]["merges"]])
@@ -142,7 +144,7 @@ def write_qwen35_gguf(model, tokenizer, path, file_type=F32, skip=(), mtp_block=
     if layer_flags:
         writer.add_array(f"{arch}.attention.recurrent_layers",
                          [kind == "linear_attention" for kind in config.layer_types] + [False] * mtp_block)
-    _write_vocab(writer, tokenizer, Qwen35Architecture(model, tokenizer).chat_template())
+    _write_vocab(writer, tokenizer, Qwen35Architecture(model, tokenizer).chat_template(), model.config.vocab_size)
     names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.QWEN35, config.num_hidden_layers)
     tensors = [(names.get_name(name, try_suffixes=(".weight", ".bias")), tensor.numpy())
                for name, tensor in converted_tensors(model)]
