@@ -21,6 +21,7 @@ import statistics
 import sys
 from pathlib import Path
 
+from botpsy_web import bench_returning_visitor
 from botpsy_web.serve import serve_in_background
 
 CHROMIUM_PATH = os.environ.get("BOTPSY_CHROMIUM", "/usr/lib/chromium/chromium")
@@ -52,6 +53,7 @@ class BenchPrompts:
     def __init__(self, folder: Path):
         from transformers import AutoTokenizer
 
+        self.folder = folder
         self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
         if not self.tokenizer.chat_template:
             raise ValueError(f"{folder}/tokenizer_config.json has no chat_template: the agent scenario needs one")
@@ -239,6 +241,11 @@ def measure_backend(context, base_url, engines, load_options, prompts, repeats) 
             if "with_reuse" in last:
                 runs.figures[engine]["agent_reuse_gives_identical_tokens"] = (
                     last["with_reuse"]["replies"] == last["without_reuse"]["replies"])
+
+        if "botpsy" in runs.pages:
+            log("  returning visitor (our runtime: prompt state stored on the first visit)")
+            runs.figures["botpsy"].update(bench_returning_visitor.measure_returning_visitor(
+                runs.pages["botpsy"].page, load_options, prompts.folder, prompts.encode, repeats, log))
     finally:
         runs.close()
     return runs
@@ -421,6 +428,7 @@ FIGURE_ROWS = (
     ("agent, no prefix reuse (s)", "agent_s_without_reuse", "{:.2f}"),
     ("agent, prefix reuse (s)", "agent_s_with_reuse", "{:.2f}"),
     ("agent, reuse + prefilled system (s)", "agent_s_with_reuse_prewarmed", "{:.2f}"),
+    *bench_returning_visitor.FIGURE_ROWS,
 )
 
 

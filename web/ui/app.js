@@ -5,8 +5,8 @@ import { ChatView } from "./chat-view.js";
 import { ConfirmDialog } from "./confirm-dialog.js";
 import { el } from "./dom.js";
 import { FileDrop } from "./file-drop.js";
-import { describeBackend, formatBytes, formatRate } from "./format.js";
-import { fetchModelIndex, LoadProgress, ModelPicker } from "./model-panel.js";
+import { describeBackend, formatRate } from "./format.js";
+import { describeStorage, fetchModelIndex, LoadProgress, ModelPicker } from "./model-panel.js";
 import { registerServiceWorker } from "./offline.js";
 import { SettingsPanel } from "./settings-panel.js";
 import { downloadText, transcriptToJson, transcriptToMarkdown } from "./transcript.js";
@@ -184,20 +184,15 @@ new FileDrop({
 
 // --- storage ------------------------------------------------------------------
 async function refreshStorage() {
-  const parts = [];
   try {
-    // {usedBytes, quotaBytes, models: [{folderUrl, bytes}]} from the runtime.
-    const usage = await session.storageUsage();
-    const modelBytes = (usage.models || []).reduce((sum, m) => sum + (m.bytes || 0), 0);
-    parts.push(`Models stored: ${formatBytes(modelBytes)} (${usage.models?.length || 0})`);
-    if (Number.isFinite(usage.usedBytes)) {
-      parts.push(`this site uses ${formatBytes(usage.usedBytes)} of ${formatBytes(usage.quotaBytes)}`);
-    }
+    // {usedBytes, quotaBytes, models: [{folderUrl, bytes, derivedBytes}]} from the runtime.
+    $("storage-text").textContent = describeStorage(await session.storageUsage());
   } catch (error) {
-    parts.push(`Storage figures are unavailable (${describeError(error)})`);
+    $("storage-text").textContent = `Storage figures are unavailable (${describeError(error)}).`;
   }
-  $("storage-text").textContent = parts.length ? parts.join("; ") + "." : "Storage figures are unavailable here.";
 }
+// A warm-up before the first message stores the prompt's state: its size shows here.
+session.addEventListener("warmup", () => refreshStorage());
 
 $("remove-model-button").addEventListener("click", async () => {
   const selection = picker.selection();

@@ -9,7 +9,8 @@ export class AssistantSession extends EventTarget {
   /**
    * view: a ChatView. confirmDialog: a ConfirmDialog.
    * Emits "status" ({detail: {busy}}), "stats" ({detail: {tokensPerSecond, live}}),
-   * "message" ({detail: transcript record}) and "toolcall" ({detail: tool record}).
+   * "message" ({detail: transcript record}), "toolcall" ({detail: tool record}) and "warmup"
+   * ({detail: the model's prefill answer}: the prompt start is ready, maybe stored for the next visit).
    */
   constructor({ view, confirmDialog, modelClientOptions = {}, agentOptions = {} }) {
     super();
@@ -91,7 +92,9 @@ export class AssistantSession extends EventTarget {
     clearTimeout(this.warmUpTimer);
     this.warmUpTimer = setTimeout(() => {
       if (!this.agent || this.busy) return;
-      this.agent.warmUp().catch((error) => console.info(`botpsy: could not prepare the prompt ahead (${error.message})`));
+      this.agent.warmUp()
+        .then((result) => { this.lastWarmUp = result; this.#emit("warmup", result); })
+        .catch((error) => console.info(`botpsy: could not prepare the prompt ahead (${error.message})`));
     }, 200);
   }
 

@@ -152,3 +152,19 @@ export class LoadProgress {
     }
   }
 }
+
+/**
+ * The Storage panel's text, from the runtime's storageUsage(): the stored models and, of their
+ * bytes, the prompt state kept so that the next visit's first answer skips the long prefill.
+ */
+export function describeStorage(usage) {
+  const models = usage.models || [];
+  const modelBytes = models.reduce((sum, m) => sum + (m.bytes || 0), 0);
+  const stateBytes = models.reduce((sum, m) => sum + (m.derivedBytes || 0), 0);
+  const parts = [`Models stored: ${formatBytes(modelBytes)} (${models.length})`];
+  if (stateBytes > 0) parts.push(`of which ${formatBytes(stateBytes)} is the prepared prompt, so the next visit answers sooner`);
+  if (Number.isFinite(usage.usedBytes)) {
+    parts.push(`this site uses ${formatBytes(usage.usedBytes)} of ${formatBytes(usage.quotaBytes)}`);
+  }
+  return parts.join("; ") + ".";
+}

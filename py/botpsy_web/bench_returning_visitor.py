@@ -1,0 +1,83 @@
+"""The "returning visitor" scenario of `botpsy-web bench` (our runtime only).
+
+A page load from the cache, then the first answer, with the agent's real warm-up prefix (the
+system prompt and the default tools, rendered by py/botpsy_agent as the page renders it) and a
+first message sent the moment the model is ready. Measured twice per run, each visit in a fresh
+model worker as after a reload: with no stored prompt state (the prefix is computed, then stored)
+and with the state the first visit stored (restored instead of computed). Figures:
+returning_visitor_first_token_s (with the state) and ..._without_state, the load times of both
+(ready must not come later), the state's size, its restore time, and whether both visits gave the
+same tokens. The browser side is bench/scenario-returning-visitor.js.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+SCENARIO_MODULE = "/bench/scenario-returning-visitor.js"
+FIRST_MESSAGE = "What is on my calendar tomorrow?"
+ANSWER_TOKENS = 8
+
+FIGURE_ROWS = (
+    ("returning visitor, first token (s)", "returning_visitor_first_token_s", "{:.2f}"),
+    ("  without the stored state (s)", "returning_visitor_first_token_s_without_state", "{:.2f}"),
+    ("  load to ready, with state (s)", "returning_visitor_load_s", "{:.2f}"),
+    ("  load to ready, without (s)", "returning_visitor_load_s_without_state", "{:.2f}"),
+    ("  prefix tokens", "returning_visitor_prefix_tokens", "{:.0f}"),
+    ("  state size (MB)", "returning_visitor_state_mb", "{:.1f}"),
+    ("  state restore (s)", "returning_visitor_restore_s", "{:.2f}"),
+)
+
+
+def agent_prompts(folder: Path, encode) -> tuple[list[int], list[int]]:
+    """(warm-up prefix ids, first prompt ids) of the agent with its default tools, for this folder."""
+    from botpsy_agent.agent import Agent
+    from botpsy_agent.browser_session import builtin_tools
+    from botpsy_agent.chat_format import ChatFormat
+    from botpsy_agent.tool_selection import DEFAULT_ENABLED_TOOLS
+
+    manifest = json.loads((folder / "manifest.json").read_text())
+    chat_format = ChatFormat.from_model_files(json.loads((folder / "tokenizer_config.json").read_text()), manifest)
+    agent = Agent(model=None, chat_format=chat_format)
+    for tool in builtin_tools():
+        agent.add_tool(tool, enabled_by_default=tool.name in DEFAULT_ENABLED_TOOLS)
+    prompt = agent.render_prompt(({"role": "user", "content": FIRST_MESSAGE},))
+    return encode(agent.render_prompt_prefix()), encode(prompt)
+
+
+def _visit(page, options: dict) -> dict:
+    return page.evaluate(f"async (options) => (await import({SCENARIO_MODULE!r})).visit(options)", options)
+
+
+def measure_returning_visitor(page, load_options: dict, folder: Path, encode, repeats: int, log) -> dict:
+    """Figures of the scenario, on a bench page (`page`, a Playwright page of bench/browser-bench.html)."""
+    prefix_ids, prompt_ids = agent_prompts(folder, encode)
+    options = {"folderUrl": load_options["folderUrl"], "backend": load_options["backend"],
+               "dtype": load_options["dtype"], "prefixIds": prefix_ids, "promptIds": prompt_ids,
+               "maxTokens": ANSWER_TOKENS}
+    without, with_state = [], []
+    for run in range(repeats):
+        page.evaluate(f"async (url) => (await import({SCENARIO_MODULE!r})).forgetPromptStates(url)",
+                      load_options["folderUrl"])
+        without.append(_visit(page, options))
+        with_state.append(_visit(page, options))
+        log(f"    run {run + 1}: first token {without[-1]['firstTokenMs'] / 1000:.2f} s without the state, "
+            f"{with_state[-1]['firstTokenMs'] / 1000:.2f} s with it")
+    restores = [visit["warmUp"]["promptState"]["restoreMs"] for visit in with_state]
+    median_s = lambda visits, key: statistics.median(visit[key] for visit in visits) / 1000  # noqa: E731
+    return {
+        "returning_visitor_first_token_s": median_s(with_state, "firstTokenMs"),
+        "returning_visitor_first_token_s_runs": [visit["firstTokenMs"] / 1000 for visit in with_state],
+        "returning_visitor_first_token_s_without_state": median_s(without, "firstTokenMs"),
+        "returning_visitor_first_token_s_without_state_runs": [visit["firstTokenMs"] / 1000 for visit in without],
+        "returning_visitor_load_s": median_s(with_state, "loadMs"),
+        "returning_visitor_load_s_without_state": median_s(without, "loadMs"),
+        "returning_visitor_prefix_tokens": len(prefix_ids),
+        "returning_visitor_prompt_tokens": len(prompt_ids),
+        "returning_visitor_state_mb": statistics.median(visit["stateBytes"] for visit in without) / 1e6,
+        "returning_visitor_restore_s": (statistics.median(restores) / 1000) if None not in restores else None,
+        "returning_visitor_restored_tokens": [visit["warmUp"]["restoredTokens"] for visit in with_state],
+        "returning_visitor_same_tokens": all(a["tokens"] == b["tokens"] for a, b in zip(without, with_state)),
+    }
