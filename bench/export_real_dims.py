@@ -24,7 +24,7 @@ def real_dims_config(layers: int = 24):
         linear_conv_kernel_dim=4, tie_word_embeddings=True, max_position_embeddings=32768,
         rope_parameters={"rope_type": "default", "rope_theta": 10000000.0, "partial_rotary_factor": 0.25,
                          "mrope_section": [11, 11, 10], "mrope_interleaved": True},
-        eos_token_id=2,
+        eos_token_id=248046, pad_token_id=248044,  # BotPsy's <|im_end|> and <|endoftext|>
     )
 
 
@@ -113,7 +113,7 @@ def main(argv=None) -> int:
 
     from botpsy_export.api import export_loaded
     from botpsy_export.architectures import architecture_for
-    from botpsy_export.builtins import smollm2_tokenizer
+    from botpsy_export.qwen3_5_tokenizer import qwen3_5_tokenizer
     from botpsy_export.sources import LoadedSource
     from botpsy_export.summary import format_summary
 
@@ -123,8 +123,8 @@ def main(argv=None) -> int:
         model = Qwen3_5ForCausalLM(real_dims_config(args.layers)).eval()
         parameters = sum(p.numel() for p in model.parameters())
         built = time.perf_counter() - started
-        # Token ids of the (smaller) SmolLM2 tokenizer are all valid in a 248k vocabulary.
-        arch = architecture_for("qwen3_5_text")(model, smollm2_tokenizer())
+        # BotPsy's own tokenizer (Qwen3.5's vocabulary): the prompts, special ids and LM head width are the real ones.
+        arch = architecture_for("qwen3_5_text")(model, qwen3_5_tokenizer())
         del model  # the exporter releases the weights once the graphs are written
         loaded = LoadedSource("qwen3.5-real-dims-random", "random weights, real 0.8B dims", arch)
         manifest = export_loaded(loaded, args.out, dtypes=args.dtype, verify=args.verify,
