@@ -10,7 +10,8 @@ Two formats: Qwen3-Coder XML (what BotPsy/Qwen3.5 emits)
 
 and Hermes JSON (`{"name": ..., "arguments": {...}}`, SmolLM2 and many others).
 Decoders never raise: a body they cannot read comes back with `error` set.
-XML values are raw text; they are converted to the types the tool's schema asks for.
+XML values are raw text (where one ends: xml_body.py); they are converted to the types
+the tool's schema asks for, and `null` is None wherever the schema allows null.
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .xml_body import read_xml_body
+
 _FUNCTION = re.compile(r"<function=([^>\n]*)>")
-_PARAMETER = re.compile(r"<parameter=([^>\n]*)>")
-_PARAMETER_END = re.compile(r"</parameter>|<parameter=|</function>")
 
 
 @dataclass
@@ -44,14 +45,28 @@ def _strip_one_newline(text: str) -> str:
     return text
 
 
+def allows_null(schema: dict) -> bool:
+    """Whether the schema accepts JSON null (type list, anyOf/oneOf member, nullable, enum)."""
+    kind = schema.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind) or schema.get("nullable") is True:
+        return True
+    if None in (schema.get("enum") or ()):
+        return True
+    members = [m for key in ("anyOf", "oneOf") for m in schema.get(key) or () if isinstance(m, dict)]
+    return any(allows_null(member) for member in members)
+
+
 def convert_raw_value(raw: str, schema: dict | None) -> Any:
     """A raw XML parameter value as the schema's type; unchanged when it does not fit
     (validation then tells the model what was wrong)."""
-    schema = schema or {}
+    schema = schema if isinstance(schema, dict) else {}
+    text = raw.strip()
     kind = schema.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), None)
-    text = raw.strip()
+    # Qwen's own template writes a Python None as "None"; in a string value that is text.
+    if (text == "null" or (text == "None" and kind != "string")) and allows_null(schema):
+        return None
     if kind == "string":
         return raw
     if kind == "integer":
@@ -83,26 +98,16 @@ def convert_raw_value(raw: str, schema: dict | None) -> Any:
 
 
 def decode_qwen_xml(body: str, schemas: Schemas | None = None) -> ParsedCall:
-    function = _FUNCTION.search(body)
-    if not function:
+    parts = read_xml_body(body)
+    if parts.name is None:
         return ParsedCall(None, raw=body, error="no <function=NAME> in the tool call")
-    name = function.group(1).strip()
-    properties = ((schemas or {}).get(name) or {}).get("properties", {})
+    properties = ((schemas or {}).get(parts.name) or {}).get("properties", {})
     arguments: dict[str, Any] = {}
-    position = function.end()
-    while True:
-        parameter = _PARAMETER.search(body, position)
-        if not parameter:
-            break
-        key = parameter.group(1).strip()
-        end = _PARAMETER_END.search(body, parameter.end())
-        value_end = end.start() if end else len(body)
-        raw_value = _strip_one_newline(body[parameter.end():value_end])
-        arguments[key] = convert_raw_value(raw_value, properties.get(key))
-        position = end.end() if end and end.group(0) == "</parameter>" else value_end
-    if not name:
+    for key, raw_value in parts.values:
+        arguments[key] = convert_raw_value(_strip_one_newline(raw_value), properties.get(key))
+    if not parts.name:
         return ParsedCall(None, arguments, body, "the tool call has an empty function name")
-    return ParsedCall(name, arguments, body)
+    return ParsedCall(parts.name, arguments, body)
 
 
 def decode_hermes_json(body: str, schemas: Schemas | None = None) -> ParsedCall:
@@ -131,6 +136,32 @@ def decode_hermes_json(body: str, schemas: Schemas | None = None) -> ParsedCall:
         if isinstance(value, str) and wanted not in (None, "string"):
             arguments[key] = convert_raw_value(value, properties[key])
     return ParsedCall(data["name"], arguments, body)
+
+
+def inside_json_string(body: str) -> bool:
+    """True while the JSON object that `body` opens is in the middle of a string literal:
+    a `</tool_call>` there is text of the value, not the end of the call."""
+    start = body.find("{")
+    if start < 0:
+        return False
+    depth, in_string, escaped = 0, False, False
+    for char in body[start:]:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return False  # the object is closed: what follows is not inside it
+    return in_string
 
 
 def _guess_json_name(text: str) -> str | None:

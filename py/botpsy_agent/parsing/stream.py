@@ -5,21 +5,29 @@ back only a few characters that might be the start of a tag. The same output
 cut into different chunks gives the same text, thinking and calls. It never
 raises on malformed output: an unreadable call becomes a call with `error` set,
 which the loop reports to the model.
+
+A call's closing tag counts only where the call can end: `</tool_call>` written
+inside an XML parameter value or inside a Hermes JSON string is part of the value.
+Qwen3-Coder models sometimes leave out the `<tool_call>` opener and start a line
+with `<function=NAME>`: that is read as a call too, ending at its `</function>`
+(a `</tool_call>` right after it is dropped).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .call_formats import ParsedCall, Schemas, make_decoder, partial_name
+from .call_formats import ParsedCall, Schemas, inside_json_string, make_decoder, partial_name
+from .xml_body import FUNCTION_CLOSE, FUNCTION_OPEN, read_xml_body
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 CALL_OPEN, CALL_CLOSE = "<tool_call>", "</tool_call>"
 
 _TAGS_BY_MODE = {
-    "text": (THINK_OPEN, THINK_CLOSE, CALL_OPEN),
+    "text": (THINK_OPEN, THINK_CLOSE, CALL_OPEN, FUNCTION_OPEN),
     "think": (THINK_CLOSE, CALL_OPEN),
     "call": (CALL_CLOSE,),
+    "bare_call": (CALL_CLOSE, FUNCTION_CLOSE),
 }
 
 
@@ -56,6 +64,8 @@ class ModelOutputParser:
         self._buffer = ""
         self._call_body = ""
         self._call_index = -1
+        self._at_line_start = True  # only whitespace in the text since the last newline
+        self._after_bare_call = False  # a `</tool_call>` may follow a bare call's </function>
         self.calls: list[ParsedCall] = []
         self.text = ""
         self.thinking = ""
@@ -64,10 +74,12 @@ class ModelOutputParser:
         self._buffer += chunk
         events: list[ParserEvent] = []
         while self._buffer:
-            tags = _TAGS_BY_MODE[self.mode]
-            found = [(self._buffer.find(tag), tag) for tag in tags if tag in self._buffer]
+            if self._after_bare_call and not self._drop_close_after_bare_call():
+                break
+            tags = self._tags()
+            found = self._next_tag(tags)
             if found:
-                position, tag = min(found)
+                position, tag = found
                 self._emit(self._buffer[:position], events)
                 self._buffer = self._buffer[position + len(tag):]
                 self._switch(tag, events)
@@ -81,23 +93,71 @@ class ModelOutputParser:
     def finish(self) -> list[ParserEvent]:
         """End of generation: flush what was held back and close an unfinished call."""
         events: list[ParserEvent] = []
+        self._after_bare_call = False
         self._emit(self._buffer, events)
         self._buffer = ""
-        if self.mode == "call":
+        if self.mode in ("call", "bare_call"):
             call = self._decode(self._call_body, self.schemas)
             if call.error is None and not self._looks_complete(self._call_body):
                 call.error = "the tool call was cut off before it was complete"
             self._close_call(call, events)
         return events
 
+    def _tags(self) -> tuple[str, ...]:
+        tags = _TAGS_BY_MODE[self.mode]
+        if self.tool_call_format != "qwen3_coder_xml":  # bare <function=...> calls are XML only
+            tags = tuple(tag for tag in tags if tag != FUNCTION_OPEN)
+        return tags
+
+    def _next_tag(self, tags: tuple[str, ...]) -> tuple[int, str] | None:
+        """The first tag in the buffer that acts as one here (see _acts_as_tag)."""
+        best = None
+        for tag in tags:
+            position = self._buffer.find(tag)
+            while position >= 0 and (best is None or position < best[0]):
+                if self._acts_as_tag(tag, position):
+                    best = (position, tag)
+                    break
+                position = self._buffer.find(tag, position + 1)
+        return best
+
+    def _acts_as_tag(self, tag: str, position: int) -> bool:
+        before = self._buffer[:position]
+        if tag == FUNCTION_OPEN:  # a bare call starts a line; elsewhere it is prose about the format
+            line = before.rsplit("\n", 1)
+            return not line[-1].strip() and (len(line) == 2 or self._at_line_start)
+        if tag == CALL_CLOSE and self.tool_call_format == "hermes_json":
+            return not inside_json_string(self._call_body + before)
+        if tag == CALL_CLOSE:
+            return not read_xml_body(self._call_body + before).open_value
+        if tag == FUNCTION_CLOSE:  # a bare call ends where its function structurally does
+            body = self._call_body + before + FUNCTION_CLOSE
+            return read_xml_body(body).function_end == len(body)
+        return True
+
+    def _drop_close_after_bare_call(self) -> bool:
+        """After a bare call: drop `</tool_call>` if it comes next. False while undecided."""
+        rest = self._buffer.lstrip()
+        if rest.startswith(CALL_CLOSE):
+            self._buffer = rest[len(CALL_CLOSE):]
+        elif CALL_CLOSE.startswith(rest):
+            return False
+        self._after_bare_call = False
+        return True
+
     def _looks_complete(self, body: str) -> bool:
-        return "</function>" in body if self.tool_call_format == "qwen3_coder_xml" else True
+        if self.tool_call_format != "qwen3_coder_xml":
+            return True
+        parts = read_xml_body(body)
+        return parts.function_end is not None and not parts.open_value
 
     def _emit(self, text: str, events: list[ParserEvent]) -> None:
         if not text:
             return
         if self.mode == "text":
             self.text += text
+            line = text.rsplit("\n", 1)
+            self._at_line_start = not line[-1].strip() and (len(line) == 2 or self._at_line_start)
             events.append(ParserEvent("text", text))
         elif self.mode == "think":
             self.thinking += text
@@ -112,15 +172,22 @@ class ModelOutputParser:
             self.mode = "think"
         elif tag == THINK_CLOSE:
             self.mode = "text"  # a stray </think> in text mode is dropped
-        elif tag == CALL_OPEN:
+            self._at_line_start = True
+        elif tag in (CALL_OPEN, FUNCTION_OPEN):
             self._mode_after_call = self.mode
-            self.mode = "call"
+            self.mode = "call" if tag == CALL_OPEN else "bare_call"
             self._call_body = ""
             self._call_index += 1
             events.append(ParserEvent("tool_call_delta", "", self._call_index, None))
-        elif tag == CALL_CLOSE:
+            if tag == FUNCTION_OPEN:
+                self._emit(FUNCTION_OPEN, events)
+        elif tag == CALL_CLOSE or tag == FUNCTION_CLOSE:
+            if tag == FUNCTION_CLOSE:
+                self._emit(FUNCTION_CLOSE, events)
+                self._after_bare_call = True
             self._close_call(self._decode(self._call_body, self.schemas), events)
             self.mode = self._mode_after_call
+            self._at_line_start = True
 
     def _close_call(self, call: ParsedCall, events: list[ParserEvent]) -> None:
         self.calls.append(call)

@@ -1,0 +1,107 @@
+"""Where the parts of a Qwen3-Coder XML call body begin and end.
+
+    <function=NAME>
+    <parameter=KEY>
+    value
+    </parameter>
+    </function>
+
+A value is raw text and may itself hold the format's markers (a note about XML, a file
+being written), so a value does not end at the first `</parameter>`. It ends at the
+first `</parameter>` after which the rest of the body reads as a well-formed call
+(more parameters, then `</function>` and nothing else, or the end of the body when
+`</function>` is missing). When no `</parameter>` gives a well-formed rest, the value
+ends at the first `</parameter>` followed by the next `<parameter=`, by `</function>`,
+or by the end of the body. Without any of those the value is still open.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+
+FUNCTION_OPEN = "<function="
+FUNCTION_CLOSE = "</function>"
+PARAMETER_OPEN = "<parameter="
+PARAMETER_CLOSE = "</parameter>"
+
+_FUNCTION = re.compile(r"<function=([^>\n]*)>")
+_PARAMETER = re.compile(r"<parameter=([^>\n]*)>")
+_NEXT_PART = re.compile(r"<parameter=([^>\n]*)>|</function>")
+_WHITESPACE = re.compile(r"\s*")
+
+
+@dataclass
+class XmlBody:
+    name: str | None                     # None: no <function=NAME> in the body
+    values: list[tuple[str, str]] = field(default_factory=list)  # (key, raw text between the tags)
+    open_value: bool = False             # the last value has not ended yet
+    function_end: int | None = None      # index just after the structural </function>
+
+
+def read_xml_body(body: str) -> XmlBody:
+    """The function name and raw parameter values of one call body (never raises)."""
+    function = _FUNCTION.search(body)
+    if not function:
+        return XmlBody(None)
+    ends = _ValueEnds(body)
+    result = XmlBody(function.group(1).strip())
+    position = function.end()
+    while True:
+        part = _NEXT_PART.search(body, position)  # text between parts is skipped
+        if not part:
+            return result
+        if part.group(0) == FUNCTION_CLOSE:
+            result.function_end = part.end()
+            return result
+        value_start = part.end()
+        value_end = ends.end_of_value(value_start)
+        if value_end is None:
+            result.values.append((part.group(1).strip(), body[value_start:]))
+            result.open_value = True
+            return result
+        result.values.append((part.group(1).strip(), body[value_start:value_end]))
+        position = value_end + len(PARAMETER_CLOSE)
+
+
+class _ValueEnds:
+    """For each `</parameter>` in the body, whether the rest after it is a well-formed call
+    tail; computed once from the last one backwards (linear in the number of closings)."""
+
+    def __init__(self, body: str):
+        self.body = body
+        self.starts = [match.start() for match in re.finditer(re.escape(PARAMETER_CLOSE), body)]
+        count = len(self.starts)
+        self.first_good_from = [count] * (count + 1)  # smallest good index >= i (count: none)
+        for index in range(count - 1, -1, -1):
+            good = self._tail_is_well_formed(self.starts[index] + len(PARAMETER_CLOSE))
+            self.first_good_from[index] = index if good else self.first_good_from[index + 1]
+
+    def _first_closing_from(self, position: int) -> int:
+        return bisect.bisect_left(self.starts, position)
+
+    def _tail_is_well_formed(self, position: int) -> bool:
+        body = self.body
+        position = _WHITESPACE.match(body, position).end()
+        if position == len(body):
+            return True
+        if body.startswith(FUNCTION_CLOSE, position):
+            return not body[position + len(FUNCTION_CLOSE):].strip()
+        parameter = _PARAMETER.match(body, position)
+        if not parameter:
+            return False
+        # Later closings were decided already: the loop runs from the last one backwards.
+        index = self._first_closing_from(parameter.end())
+        return self.first_good_from[index] < len(self.starts)
+
+    def end_of_value(self, value_start: int) -> int | None:
+        index = self._first_closing_from(value_start)
+        good = self.first_good_from[index]
+        if good < len(self.starts):
+            return self.starts[good]
+        for start in self.starts[index:]:
+            after = _WHITESPACE.match(self.body, start + len(PARAMETER_CLOSE)).end()
+            if after == len(self.body) or self.body.startswith((PARAMETER_OPEN, FUNCTION_CLOSE), after):
+                return start
+        return None
