@@ -45,15 +45,36 @@ def _strip_one_newline(text: str) -> str:
     return text
 
 
-def allows_null(schema: dict) -> bool:
-    """Whether the schema accepts JSON null (type list, anyOf/oneOf member, nullable, enum)."""
+def json_types(schema: dict) -> set[str]:
+    """The JSON types a schema names (`type`, a type list, anyOf/oneOf members, nullable);
+    empty when it names none (any value)."""
     kind = schema.get("type")
-    if kind == "null" or (isinstance(kind, list) and "null" in kind) or schema.get("nullable") is True:
-        return True
-    if None in (schema.get("enum") or ()):
-        return True
-    members = [m for key in ("anyOf", "oneOf") for m in schema.get(key) or () if isinstance(m, dict)]
-    return any(allows_null(member) for member in members)
+    if isinstance(kind, str):
+        kinds = {kind}
+    elif isinstance(kind, list):
+        kinds = {k for k in kind if isinstance(k, str)}
+    else:
+        kinds = set()
+    for key in ("anyOf", "oneOf"):
+        for member in schema.get(key) or ():
+            if isinstance(member, dict):
+                kinds |= json_types(member) or {"any"}
+    if schema.get("nullable") is True or None in (schema.get("enum") or ()):
+        kinds.add("null")
+    return kinds
+
+
+def allows_null(schema: dict) -> bool:
+    kinds = json_types(schema)
+    return not kinds or bool(kinds & {"null", "any"})
+
+
+_JSON_TYPE_OF = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"),
+                 (list, "array"), (dict, "object"))
+
+
+def _json_type_of(value: Any) -> str:
+    return next((name for python_type, name in _JSON_TYPE_OF if isinstance(value, python_type)), "null")
 
 
 def convert_raw_value(raw: str, schema: dict | None) -> Any:
@@ -61,12 +82,23 @@ def convert_raw_value(raw: str, schema: dict | None) -> Any:
     (validation then tells the model what was wrong)."""
     schema = schema if isinstance(schema, dict) else {}
     text = raw.strip()
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), None)
-    # Qwen's own template writes a Python None as "None"; in a string value that is text.
-    if (text == "null" or (text == "None" and kind != "string")) and allows_null(schema):
+    kinds = json_types(schema) - {"null"}
+    # Qwen's own template writes a Python None as "None"; where a string fits, that is text.
+    if (text == "null" or (text == "None" and "string" not in kinds)) and allows_null(schema):
         return None
+    if len(kinds) == 1:
+        return _as_type(raw, text, next(iter(kinds)))
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return raw
+    fits = kinds | ({"integer"} if "number" in kinds else set())
+    if kinds and "any" not in kinds and _json_type_of(value) not in fits:
+        return raw  # e.g. "5" where the schema wants a string or a list: it stays the text it is
+    return value
+
+
+def _as_type(raw: str, text: str, kind: str) -> Any:
     if kind == "string":
         return raw
     if kind == "integer":
@@ -87,14 +119,10 @@ def convert_raw_value(raw: str, schema: dict | None) -> Any:
     if kind == "boolean":
         lowered = text.lower()
         return True if lowered == "true" else False if lowered == "false" else raw
-    if kind in ("array", "object") or kind is None:
-        try:
-            return json.loads(text)
-        except ValueError:
-            if kind is None and text.lower() in ("null", "none"):
-                return None
-            return raw
-    return raw
+    try:
+        return json.loads(text)
+    except ValueError:
+        return raw
 
 
 def decode_qwen_xml(body: str, schemas: Schemas | None = None) -> ParsedCall:
