@@ -23,6 +23,9 @@ setup_python() {
   .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip 2>/dev/null || true
   .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[export,test]' 2>&1 \
     | grep -vE "^WARNING: Location|^\s*$" || true
+  # BFCL's data for `botpsy-web eval`: --no-deps, as a normal install pins numpy 1.26 and pulls dozens of SDKs
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps bfcl-eval==2026.3.23 2>&1 \
+    | grep -vE "^WARNING: Location|^\s*$" || true
   .venv/bin/python -c 'import botpsy_web, botpsy_export, botpsy_agent, torch' \
     || { echo "error: the Python environment did not install; see the pip output above"; exit 1; }
 }
