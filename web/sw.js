@@ -8,10 +8,16 @@
 //   through caches.match and never stores them a second time.
 // - /models/index.json (the model list) is kept so the picker works offline.
 //
+// - Content-Security-Policy: a cached response keeps the policy the server sent with it
+//   (py/botpsy_web/content_policy.py), so the page and every worker it starts offline are as
+//   confined as online. What this worker makes up itself (offline and range errors) may run
+//   nothing, and so may a stored model file. The confirmed-fetch frame (/web/fetch/) is never cached: its policy names the one
+//   origin the person approved, and it needs the network anyway.
+//
 // Bump VERSION to ship a new app version: the next visit installs it, deletes the old
 // app cache, and leaves stored models alone.
 
-const VERSION = "2026-11-30.1";
+const VERSION = "2026-12-01.1";
 const APP_CACHE = `botpsy-app-${VERSION}`;
 const APP_CACHE_PREFIX = "botpsy-app-";
 const INDEX_CACHE = "botpsy-model-index";
@@ -45,6 +51,7 @@ const ISOLATION_HEADERS = {
   "Cross-Origin-Embedder-Policy": "require-corp",
   "Cross-Origin-Resource-Policy": "cross-origin",
 };
+const NOTHING_ALLOWED = {"Content-Security-Policy": "default-src 'none'", "X-Content-Type-Options": "nosniff"};
 
 self.addEventListener("install", (event) => {
   event.waitUntil((async () => {
@@ -106,6 +113,7 @@ function routeOf(url) {
   if (path === "/models/index.json") return "model-index";
   if (path.startsWith("/models/")) return "model-file";
   if (path.startsWith("/node_modules/")) return "runtime";
+  if (path.startsWith("/web/fetch/")) return null;
   if (path === "/" || path === "/index.html" || path.startsWith("/web/")
       || /^\/static\/(css|icons|build|examples)\//.test(path)) return "app";
   return null;
@@ -180,6 +188,10 @@ function withIsolationHeaders(response) {
   if (response.type === "opaque") return response;
   const headers = new Headers(response.headers);
   for (const [name, value] of Object.entries(ISOLATION_HEADERS)) headers.set(name, value);
+  // Model files the runtime stored itself carry no policy: they are data, and may run nothing.
+  if (!headers.has("Content-Security-Policy")) {
+    for (const [name, value] of Object.entries(NOTHING_ALLOWED)) headers.set(name, value);
+  }
   return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }
 
@@ -193,7 +205,7 @@ async function sliceIfRanged(request, response) {
   let start = match[1] === "" ? Math.max(0, size - Number(match[2])) : Number(match[1]);
   let end = match[1] !== "" && match[2] !== "" ? Math.min(Number(match[2]), size - 1) : size - 1;
   if (start >= size || end < start) {
-    return new Response(null, { status: 416, headers: { "Content-Range": `bytes */${size}` } });
+    return new Response(null, { status: 416, headers: { "Content-Range": `bytes */${size}`, ...NOTHING_ALLOWED } });
   }
   const headers = new Headers(response.headers);
   headers.set("Content-Range", `bytes ${start}-${end}/${size}`);
@@ -205,6 +217,6 @@ function offlineResponse(request, error) {
   const message = `BotPsy is offline and ${new URL(request.url).pathname} was not saved for offline use (${error?.message || "no network"}).`;
   return new Response(message, {
     status: 503, statusText: "Offline",
-    headers: { "Content-Type": "text/plain; charset=utf-8", ...ISOLATION_HEADERS },
+    headers: { "Content-Type": "text/plain; charset=utf-8", ...ISOLATION_HEADERS, ...NOTHING_ALLOWED },
   });
 }

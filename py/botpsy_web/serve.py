@@ -7,6 +7,8 @@
 - Range requests serve slices of large model files.
 - `/models/` maps to the exported-models folder; `/models/index.json` lists it.
 - `Service-Worker-Allowed: /` lets the service worker in web/ control the whole site.
+- A Content-Security-Policy on every response (botpsy_web/content_policy.py): the app's
+  pages and workers may connect to this origin only.
 """
 
 import json
@@ -20,6 +22,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from botpsy_web import REPO_ROOT
+from botpsy_web.content_policy import BadPolicyRequest, policy_for
 
 DEFAULT_MODELS_DIR = REPO_ROOT / "static" / "models"
 MODELS_URL_PREFIX = "/models/"
@@ -40,6 +43,8 @@ EXTRA_MIME_TYPES = {
 }
 
 _RANGE_PATTERN = re.compile(r"^bytes=(\d*)-(\d*)$")
+# Responses that are no file of ours (errors, redirects, the model list) may run nothing.
+NOTHING_ALLOWED = "default-src 'none'"
 
 
 def list_models(models_dir: Path) -> list[dict]:
@@ -89,11 +94,13 @@ class BotpsyRequestHandler(SimpleHTTPRequestHandler):
         return super().translate_path(path)
 
     def do_GET(self):
+        self.policy = NOTHING_ALLOWED
         if urlsplit(self.path).path == MODELS_URL_PREFIX + "index.json":
             return self._send_json({"models": list_models(self.models_dir)})
         return self._serve_file(head_only=False)
 
     def do_HEAD(self):
+        self.policy = NOTHING_ALLOWED
         return self._serve_file(head_only=True)
 
     # --- responses ---------------------------------------------------------
@@ -106,6 +113,11 @@ class BotpsyRequestHandler(SimpleHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache")
         # web/sw.js lives under /web/ but must control the whole site for offline use.
         self.send_header("Service-Worker-Allowed", "/")
+        policy = getattr(self, "policy", NOTHING_ALLOWED)
+        if policy:
+            self.send_header("Content-Security-Policy", policy)
+        # A script is run only with a script's type: the fetch frame's HTML never runs as a worker.
+        self.send_header("X-Content-Type-Options", "nosniff")
         super().end_headers()
 
     def _send_json(self, payload: dict):
@@ -132,6 +144,11 @@ class BotpsyRequestHandler(SimpleHTTPRequestHandler):
             path = index
         if not path.is_file():
             self.send_error(HTTPStatus.NOT_FOUND, "File not found")
+            return
+        try:
+            self.policy = policy_for(urlsplit(self.path).path, urlsplit(self.path).query, path)
+        except BadPolicyRequest as error:
+            self.send_error(HTTPStatus.BAD_REQUEST, str(error))
             return
         size = path.stat().st_size
         start, end = 0, size - 1
