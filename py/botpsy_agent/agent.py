@@ -5,7 +5,10 @@
   {"type": "tool_call_delta", "index", "name", "text"}      a call while it forms
   {"type": "tool_call", "id", "name", "arguments", "error"}  a complete call
   {"type": "confirmation", "id", "name", "arguments", "reason"}
-  {"type": "tool_result", "id", "name", "ok", "result", "duration_ms", "untrusted"}
+  {"type": "tool_result", "id", "name", "ok", "result", "duration_ms", "untrusted",
+   "untrusted_source"?, "stored_marked"?}   untrusted_source: why the result is data (a tool,
+   or stored records that came from one); stored_marked: what the records this call stored
+   are marked as coming from (py/botpsy_agent/provenance.py)
   {"type": "final", "text", "steps", "cancelled"?}   {"type": "error", "message"}
 Tool failures are fed back to the model as "Error: <Type>: <message>"; only a
 failing model or template ends the turn with an "error" event.
@@ -22,6 +25,7 @@ from typing import AsyncIterator, Awaitable, Callable, Protocol
 from .chat_format import ChatFormat, prompt_leaves_thinking_open
 from .conversation import Conversation
 from .parsing import ModelOutputParser
+from .provenance import ProvenanceStore
 from .results import cap_length, error_text, result_text
 from .safety import NETWORK_TOOLS, confirmation_reason, mark_untrusted, network_refusal
 from .tooling import Tool, ToolContext, ToolError
@@ -59,6 +63,7 @@ class Agent:
     pre_approved: set[str] = field(default_factory=set)
     off_by_default: set[str] = field(default_factory=set)  # hidden while settings.enabled_tools is None
     conversation: Conversation = field(default_factory=Conversation)
+    special_tokens: tuple[str, ...] = ()  # the tokenizer's added tokens: never in untrusted text
     _cancelled: bool = field(default=False, repr=False)
 
     def add_tool(self, tool: Tool, pre_approved: bool = False, enabled_by_default: bool = True) -> None:
@@ -111,7 +116,8 @@ class Agent:
         resets it itself, synchronously, when the page's request arrives: see begin_turn)."""
         self.conversation.add({"role": "user", "content": user_text})
         # Untrusted text read in an earlier turn is still in the prompt: it still counts.
-        turn = {"read_untrusted": self.conversation.holds_untrusted_content()}
+        earlier = self.conversation.untrusted_source()
+        turn = {"read_untrusted": earlier is not None, "untrusted_source": earlier}
         if reset_cancel:
             self._cancelled = False
         prompt, output = None, ""
@@ -194,25 +200,38 @@ class Agent:
                     issues = check_arguments(arguments, tool.parameters)
                     problem = f"Error: InvalidArguments: {'; '.join(issues)}" if issues else None
         started = time.monotonic()
+        source, provenance = None, {}
         if problem is None:
+            # What this call stores is marked when the turn is untrusted; marked records it reads
+            # make the turn untrusted, like a file would.
+            store = ProvenanceStore(self.context.store, turn["untrusted_source"])
             try:
-                context = replace(self.context, fetch=_gated_fetch(self.context, tool))
+                context = replace(self.context, fetch=_gated_fetch(self.context, tool), store=store)
                 output = result_text(await tool.call(context, arguments))
                 ok = True
             except Exception as error:
                 output, ok = error_text(error), False
+            if store.stamped:
+                provenance["stored_marked"] = turn["untrusted_source"]
             if ok and tool.untrusted_output:
+                source = f"the tool {tool.name}"
+            elif store.read_from:  # an error may quote a marked record too
+                source = f"stored data that came from {', '.join(store.read_from)}"
+            if source:
                 turn["read_untrusted"] = True
-                output = mark_untrusted(output, f"the tool {tool.name}")
+                turn["untrusted_source"] = turn["untrusted_source"] or source
+                output = mark_untrusted(output, source, self.special_tokens)
+                provenance["untrusted_source"] = source
         else:
             output, ok = problem, False
         output = cap_length(output, self.options.max_result_chars)
         duration_ms = round((time.monotonic() - started) * 1000, 1)
-        untrusted = bool(tool and tool.untrusted_output and ok)
+        untrusted = source is not None
         self.conversation.add({"role": "tool", "tool_call_id": call_id, "name": call.name or "",
-                               "content": output, "untrusted": untrusted})
+                               "content": output, "untrusted": untrusted,
+                               **({"untrusted_source": source} if source else {})})
         yield {"type": "tool_result", "id": call_id, "name": call.name, "ok": ok, "result": output,
-               "duration_ms": duration_ms, "untrusted": untrusted}
+               "duration_ms": duration_ms, "untrusted": untrusted, **provenance}
 
     def _problem_with(self, call, tool: Tool | None) -> str | None:
         """The error text for a call that must not run, or None."""

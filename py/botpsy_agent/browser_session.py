@@ -40,7 +40,8 @@ def builtin_tools() -> list[Tool]:
 
 
 class AgentSession:
-    def __init__(self, host: Any, chat_format: ChatFormat, include_builtin_tools: bool = True):
+    def __init__(self, host: Any, chat_format: ChatFormat, include_builtin_tools: bool = True,
+                 special_tokens: tuple[str, ...] = ()):
         self.host = bridge.connect(host)
         self._begun = False  # begin_turn() ran for the coming run_turn
         self._emit = bridge.emit_to(self.host)
@@ -48,7 +49,7 @@ class AgentSession:
                               fetch=bridge.bridge_fetch(self.host))
         self.agent = Agent(model=bridge.BridgeModel(self.host), chat_format=chat_format,
                            context=context, confirm=bridge.bridge_confirm(self.host),
-                           options=AgentOptions())
+                           options=AgentOptions(), special_tokens=tuple(special_tokens))
         for each in builtin_tools() if include_builtin_tools else []:
             self.agent.add_tool(each, enabled_by_default=each.name in DEFAULT_ENABLED_TOOLS)
 
@@ -142,7 +143,12 @@ class AgentSession:
 
 
 def create_session(host: Any, tokenizer_config_json: str, manifest_json: str,
-                   include_builtin_tools: bool = True) -> AgentSession:
+                   include_builtin_tools: bool = True, special_tokens_json: str = "[]") -> AgentSession:
+    """special_tokens_json: the content of every added token in the folder's tokenizer.json
+    (defused in untrusted text, py/botpsy_agent/safety.py)."""
     chat_format = ChatFormat.from_model_files(json.loads(tokenizer_config_json),
                                               json.loads(manifest_json or "{}"))
-    return AgentSession(host, chat_format, include_builtin_tools)
+    special_tokens = json.loads(special_tokens_json or "[]")
+    if not isinstance(special_tokens, list) or not all(isinstance(token, str) for token in special_tokens):
+        raise ValueError(f"special tokens must be a JSON list of strings, got {special_tokens_json[:80]!r}")
+    return AgentSession(host, chat_format, include_builtin_tools, tuple(special_tokens))

@@ -41,6 +41,14 @@ class Conversation:
         """True once any tool result from a third party is part of the conversation."""
         return any(message.get("untrusted") for message in self.messages)
 
+    def untrusted_source(self) -> str | None:
+        """Where the first third-party text in the conversation came from ("the tool files_read"),
+        or None while it holds none."""
+        for message in self.messages:
+            if message.get("untrusted"):
+                return message.get("untrusted_source") or f"the tool {message.get('name') or 'unknown'}"
+        return None
+
     def clear(self) -> None:
         self.messages.clear()
 
