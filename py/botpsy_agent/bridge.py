@@ -14,6 +14,7 @@ numbers, booleans and None cross the boundary (structured data travels as JSON):
     confirm(request_json) -> json {"approved", "arguments"}
     fetch_text(url) -> str
     call_host_tool(name, arguments_json) -> json
+    run_python(request_json) -> json                      run_python's sandbox (web/sandbox/): text answer
     emit(event_json)                                      an agent event for the page
 
 `connect()` finds that module in Pyodide; tests pass a fake object with the same
@@ -111,6 +112,13 @@ def bridge_fetch(host: Any):
     async def fetch(url: str) -> str:
         return str(await _result(host.fetch_text(url)))
     return fetch
+
+
+def bridge_run_python(host: Any):
+    """run_python's sandbox on the page (the agent worker cannot create its frame)."""
+    async def run_python(request) -> dict:
+        return json.loads(await _result(host.run_python(json.dumps(request.to_json_dict()))))
+    return run_python
 
 
 def bridge_confirm(host: Any):

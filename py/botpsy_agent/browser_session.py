@@ -46,7 +46,8 @@ class AgentSession:
         self._begun = False  # begin_turn() ran for the coming run_turn
         self._emit = bridge.emit_to(self.host)
         context = ToolContext(store=bridge.BridgeStore(self.host), settings=Settings(),
-                              fetch=bridge.bridge_fetch(self.host))
+                              fetch=bridge.bridge_fetch(self.host),
+                              run_python=bridge.bridge_run_python(self.host))
         self.agent = Agent(model=bridge.BridgeModel(self.host), chat_format=chat_format,
                            context=context, confirm=bridge.bridge_confirm(self.host),
                            options=AgentOptions(), special_tokens=tuple(special_tokens))

@@ -68,6 +68,8 @@ class ToolContext:
     store: Store = field(default_factory=MemoryStore)
     settings: Settings = field(default_factory=Settings)
     fetch: Callable[[str], Awaitable[str]] = _network_disabled
+    # run_python's sandbox: request -> answer dict. None: a subprocess under CPython (tools/python_sandbox.py).
+    run_python: Callable[[Any], Awaitable[dict]] | None = None
     now: Callable[[], _datetime.datetime] = _utc_now
     files: dict[str, UserFile] = field(default_factory=dict)
 

@@ -3,6 +3,9 @@
 // but replays prepared outputs instead of running a network.
 // load(folderUrl): folderUrl points at a JSON script {outputs: [...], manifest: {...}}.
 // Each generate streams the next output in 4-character token events.
+// With {entries: [{match, outputs}]} instead of outputs, the output is chosen from the prompt:
+// the entry whose `match` is in the last user message, its step = the assistant messages since
+// (so one loaded model serves test cases in any order); stats then carry the prompt it saw.
 import {Events, Verbs, errorReply, event, reply} from "/web/runtime/protocol.js";
 
 let script = null;
@@ -15,6 +18,7 @@ async function handle({id, verb, args}) {
     return {backend: "scripted", dtype: "none", threads: 1, reason: "scripted test model",
             architecture: "scripted", manifest: script.manifest ?? {}, eosTokenIds: [], toolCallFormat: script.manifest?.tool_call_format ?? null};
   }
+  if (verb === Verbs.GENERATE && script?.entries) return generateForPrompt(id, String(args.prompt));
   if (verb === Verbs.GENERATE) {
     if (!script) throw new Error("the scripted model was not loaded");
     if (next >= script.outputs.length) throw new Error(`the scripted model has only ${script.outputs.length} outputs`);
@@ -36,3 +40,22 @@ self.onmessage = async ({data}) => {
     postMessage(errorReply(data.id, error));
   }
 };
+
+function lastUserTurn(prompt) {
+  const segments = prompt.split("<|im_start|>");
+  const user = segments.findLastIndex((segment) => segment.startsWith("user\n") && !segment.startsWith("user\n<tool_response>"));
+  if (user < 0) return {text: "", step: 0};
+  const step = segments.slice(user + 1).filter((segment) => segment.startsWith("assistant\n")).length - 1;
+  return {text: segments[user].slice("user\n".length).split("<|im_end|>")[0], step: Math.max(step, 0)};
+}
+
+function generateForPrompt(id, prompt) {
+  const {text, step} = lastUserTurn(prompt);
+  const entry = script.entries.find((candidate) => text.includes(candidate.match));
+  const output = entry ? entry.outputs[Math.min(step, entry.outputs.length - 1)] : `(scripted model: no entry for "${text}")`;
+  for (let start = 0; start < output.length; start += 4) {
+    postMessage(event(id, Events.TOKEN, {tokenId: -1, text: output.slice(start, start + 4)}));
+  }
+  return {promptTokens: prompt.length, reusedTokens: 0, generatedTokens: output.length, prefillMs: 0, decodeMs: 0,
+          tokensPerSecond: 0, stopReason: "eos", scriptedPrompt: prompt};
+}

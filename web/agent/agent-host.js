@@ -10,6 +10,7 @@
 // scripted 3-step turn took 64-110 ms on the main thread and 105-283 ms here (a
 // message hop per model chunk and store call): nothing next to the model's time.
 import {RpcChannel} from "./rpc-channel.js";
+import {PythonSandbox} from "../sandbox/sandbox-client.js";
 import {describeUserFiles} from "./user-files.js";
 
 const WORKER_URL = new URL("./agent-worker.js", import.meta.url);
@@ -109,6 +110,12 @@ export class AgentHost {
         if (!this.confirmCallback) return JSON.stringify({approved: false});
         const answer = await this.confirmCallback(JSON.parse(requestJson));
         return JSON.stringify({approved: Boolean(answer?.approved), arguments: answer?.arguments ?? null});
+      },
+      // run_python's code never runs here or in the agent worker: in a sandbox frame of its
+      // own (an opaque origin without network), created on the first call (web/sandbox/).
+      runPython: async ({requestJson}) => {
+        this.sandbox ??= new PythonSandbox();
+        return JSON.stringify(await this.sandbox.run(JSON.parse(requestJson)));
       },
       callHostTool: async ({name, argumentsJson}) => {
         const tool = this.hostTools.get(name);
@@ -233,6 +240,7 @@ export class AgentHost {
   }
 
   terminate() {
+    this.sandbox?.dispose();
     this.rawWorker.terminate();
     this.worker.failAll(new Error("the agent worker was terminated"));
   }

@@ -29,6 +29,8 @@ function capabilities() {
       return response.text();
     },
     call_host_tool: (name, argumentsJson) => page.call("callHostTool", {name, argumentsJson}),
+    // run_python: the code runs in the page's sandbox frame, never in this worker (web/sandbox/).
+    run_python: (requestJson) => page.call("runPython", {requestJson}),
     emit: (eventJson) => page.sendEvent(JSON.parse(eventJson)),
   };
 }

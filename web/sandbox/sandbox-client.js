@@ -1,0 +1,118 @@
+// The page's side of run_python's sandbox (web/sandbox/protocol.js): a hidden
+// <iframe sandbox="allow-scripts"> from our own server, created on the first call.
+//
+// Which boundary protects what: the frame's opaque origin keeps the app's IndexedDB,
+// Cache Storage and cookies out of reach; its Content-Security-Policy (sent by
+// `botpsy-web serve`, inherited by its blob: workers) allows no connections; terminating
+// the worker enforces the time limit; the capped WebAssembly memory the memory limit.
+// Workers cannot create frames, so this runs on the page; the agent worker asks for it
+// through the agent host (web/agent/agent-host.js).
+import {FILE_NAMES, checkRunRequest, cleanResult, isMessage, message, sandboxError} from "./protocol.js";
+
+export const SANDBOX_PAGE_URL = new URL("./sandbox.html", import.meta.url);
+const FILE_URLS = Object.fromEntries(FILE_NAMES.map((name) => [name, name === "sandbox-worker.js"
+  ? new URL("./sandbox-worker.js", import.meta.url) : new URL(`../../node_modules/pyodide/${name}`, import.meta.url)]));
+export const MEMORY_LIMIT_BYTES = 512 * 2 ** 20;
+// The frame's own start-up and Python's (seconds), on top of a call's time limit, before
+// the page gives up on a frame that no longer answers (it crashed) and builds a new one.
+const UNRESPONSIVE_MS = 180_000;
+
+async function fetchFiles() {
+  const entries = await Promise.all(Object.entries(FILE_URLS).map(async ([name, url]) => {
+    const response = await fetch(url);
+    if (!response.ok) throw new Error(`the Python sandbox cannot load ${name} (${response.status} for ${url})`);
+    return [name, await response.arrayBuffer()];
+  }));
+  return Object.fromEntries(entries);
+}
+
+export class PythonSandbox {
+  constructor({pageUrl = SANDBOX_PAGE_URL, memoryLimitBytes = MEMORY_LIMIT_BYTES, container = null} = {}) {
+    this.pageUrl = new URL(pageUrl, location.href);
+    this.memoryLimitBytes = memoryLimitBytes;
+    this.container = container;
+    this.frame = null;       // the iframe, once created
+    this.connected = null;   // resolves when the frame has its files
+    this.pending = new Map();  // call id -> {resolve, limit, timer}
+    this.nextId = 1;
+    this.onMessage = (event) => this.#receive(event);
+  }
+
+  /**
+   * Runs one program; resolves to its text answer (never rejects for the program's own
+   * failures: a timeout, a crash, bad output all come back as `error`).
+   * @param {import("./protocol.js").RunRequest} request
+   * @returns {Promise<import("./protocol.js").SandboxResult>}
+   */
+  async run(request) {
+    request = checkRunRequest(request);
+    try {
+      await this.#connect();
+    } catch (error) {
+      this.#discardFrame();
+      return sandboxError(error?.message ?? String(error));
+    }
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        this.#discardFrame();
+        resolve(sandboxError("the sandbox stopped answering; a new one starts with the next call"));
+      }, request.timeLimitSeconds * 1000 + UNRESPONSIVE_MS);
+      this.pending.set(id, {resolve, limit: request.outputLimitChars, timer});
+      this.frame.contentWindow.postMessage(message.run(id, request), "*");
+    });
+  }
+
+  #connect() {
+    this.connected ??= (async () => {
+      const files = fetchFiles();
+      const frame = document.createElement("iframe");
+      frame.setAttribute("sandbox", "allow-scripts");   // no allow-same-origin: an opaque origin
+      frame.setAttribute("aria-hidden", "true");
+      frame.tabIndex = -1;
+      frame.hidden = true;
+      frame.title = "Python sandbox";
+      this.frame = frame;
+      const ready = new Promise((resolve, reject) => {
+        this.frameReady = resolve;
+        frame.onerror = () => reject(new Error(`the Python sandbox page did not load (${this.pageUrl})`));
+        setTimeout(() => reject(new Error(`the Python sandbox page did not start (${this.pageUrl}); ` +
+          "a Content-Security-Policy without frame-src for it blocks it")), 30_000);
+      });
+      window.addEventListener("message", this.onMessage);
+      frame.src = this.pageUrl.href;
+      (this.container ?? document.body).append(frame);
+      const [given] = await Promise.all([files, ready]);
+      frame.contentWindow.postMessage(message.init(given, this.memoryLimitBytes), "*", Object.values(given));
+    })();
+    return this.connected;
+  }
+
+  // Only the frame's own window, only replies to a call still waiting, only text.
+  #receive(event) {
+    if (!this.frame || event.source !== this.frame.contentWindow) return;
+    const {data} = event;
+    if (isMessage(data, "ready")) { this.frameReady?.(); return; }
+    if (!isMessage(data, "result")) return;
+    const call = this.pending.get(data.id);
+    if (!call) return;
+    this.pending.delete(data.id);
+    clearTimeout(call.timer);
+    call.resolve(cleanResult(data.result, call.limit));
+  }
+
+  #discardFrame() {
+    window.removeEventListener("message", this.onMessage);
+    this.frame?.remove();
+    this.frame = null;
+    this.connected = null;
+    for (const call of this.pending.values()) {
+      clearTimeout(call.timer);
+      call.resolve(sandboxError("the sandbox was restarted"));
+    }
+    this.pending.clear();
+  }
+
+  dispose() { this.#discardFrame(); }
+}
