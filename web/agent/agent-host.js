@@ -9,6 +9,7 @@
 // in this worker the page saw no task over 50 ms during a 11-18 s cold start. A
 // scripted 3-step turn took 64-110 ms on the main thread and 105-283 ms here (a
 // message hop per model chunk and store call): nothing next to the model's time.
+import {ConfirmedFetches} from "./confirmed-fetch.js";
 import {RpcChannel} from "./rpc-channel.js";
 import {PythonSandbox} from "../sandbox/sandbox-client.js";
 import {describeUserFiles} from "./user-files.js";
@@ -41,8 +42,9 @@ export class AgentHost {
    * or tokenizerConfig (+ manifest) given directly; onEvent(event); confirm(request) -> {approved, arguments};
    * storeName (IndexedDB database), includeBuiltinTools (default true), workerUrl, bundleUrl,
    * timezone (IANA name for the date/time tools; default: the browser's own zone).
+   * specialTokens: the tokenizer's added tokens, when there is no modelUrl to read its tokenizer.json from.
    */
-  static async create({model, modelUrl, tokenizerConfig, manifest, onEvent = () => {}, confirm,
+  static async create({model, modelUrl, tokenizerConfig, manifest, specialTokens = [], onEvent = () => {}, confirm,
                        storeName = "botpsy-agent", includeBuiltinTools = true, timezone = defaultTimezone(),
                        workerUrl = WORKER_URL, bundleUrl = AGENT_BUNDLE_URL} = {}) {
     if (!model || typeof model.generate !== "function") throw new Error("AgentHost.create needs a loaded model (a ModelClient)");
@@ -55,7 +57,8 @@ export class AgentHost {
     const host = new AgentHost(model, onEvent, confirm, startWorker(workerUrl));
     try {
       host.#takeState(await host.worker.call("init", {tokenizerConfig, manifest, storeName, includeBuiltinTools,
-                                                      bundleUrl: new URL(bundleUrl, location.href).href}));
+                                                      bundleUrl: new URL(bundleUrl, location.href).href, specialTokens,
+                                                      tokenizerUrl: folder ? new URL("tokenizer.json", folder).href : null}));
     } catch (error) {
       host.terminate();
       throw error;
@@ -77,6 +80,8 @@ export class AgentHost {
     this.toolList = [];
     this.conversation = null;
     this.queued = Promise.resolve();  // settings and tools sent before the next turn
+    this.allowNetwork = false;  // the page's own record of the setting: the worker cannot change it
+    this.fetches = new ConfirmedFetches();
     this.rawWorker = worker;
     this.worker = new RpcChannel(worker, this.#pageHandlers(), (event) => this.onEvent(event));
     worker.onerror = (event) => this.worker.failAll(new Error(`the agent worker failed: ${event.message ?? "script error"}`));
@@ -108,8 +113,22 @@ export class AgentHost {
       },
       confirm: async ({requestJson}) => {
         if (!this.confirmCallback) return JSON.stringify({approved: false});
-        const answer = await this.confirmCallback(JSON.parse(requestJson));
-        return JSON.stringify({approved: Boolean(answer?.approved), arguments: answer?.arguments ?? null});
+        const request = JSON.parse(requestJson);
+        if (request.name === "fetch_url") {  // the page's words, not the worker's: what a yes allows
+          request.description = `Fetch ${request.arguments?.url}? Only this address is contacted; `
+            + "its text comes back to the assistant as untrusted data.";
+        }
+        const answer = await this.confirmCallback(request);
+        const approved = Boolean(answer?.approved);
+        if (approved && request.name === "fetch_url") {
+          this.fetches.approve((answer.arguments ?? request.arguments)?.url);
+        }
+        return JSON.stringify({approved, arguments: answer?.arguments ?? null});
+      },
+      // fetch_url's way out: only a URL the person approved, only with the network on (confirmed-fetch.js).
+      fetchUrl: ({url}) => {
+        if (!this.allowNetwork) throw new Error("network access is off: enable fetch_url in the settings");
+        return this.fetches.fetch(url);
       },
       // run_python's code never runs here or in the agent worker: in a sandbox frame of its
       // own (an opaque origin without network), created on the first call (web/sandbox/).
@@ -201,7 +220,10 @@ export class AgentHost {
    * {thinking, temperature, enabledTools, allowNetwork, timezone, maxSteps, maxTokens, systemPrompt}.
    * enabledTools: names of registered tools, or null for the default set (see tools()).
    */
-  setSettings(settings) { return this.#queue("setSettings", {settings}); }
+  setSettings(settings) {
+    if ("allowNetwork" in settings) this.allowNetwork = Boolean(settings.allowNetwork);
+    return this.#queue("setSettings", {settings});
+  }
 
   /**
    * Every registered tool: [{name, description, parameters, enabled, enabledByDefault}]. `enabled`: the

@@ -9,7 +9,6 @@ import {RpcChannel} from "./rpc-channel.js";
 
 let session = null;
 let store = null;
-let allowNetwork = false;
 let page = null;
 
 function capabilities() {
@@ -22,17 +21,28 @@ function capabilities() {
     store_delete: (collection, key) => store.delete(collection, key),
     store_items: (collection) => store.items(collection),
     confirm: (requestJson) => page.call("confirm", {requestJson}),
-    fetch_text: async (url) => {
-      if (!allowNetwork) throw new Error("network access is off: enable fetch_url in the settings");
-      const response = await fetch(url);
-      if (!response.ok) throw new Error(`fetching ${url} failed with HTTP ${response.status}`);
-      return response.text();
-    },
+    // This worker's policy allows our own origin only: the page fetches what the person approved.
+    fetch_text: (url) => page.call("fetchUrl", {url}),
     call_host_tool: (name, argumentsJson) => page.call("callHostTool", {name, argumentsJson}),
     // run_python: the code runs in the page's sandbox frame, never in this worker (web/sandbox/).
     run_python: (requestJson) => page.call("runPython", {requestJson}),
     emit: (eventJson) => page.sendEvent(JSON.parse(eventJson)),
   };
+}
+
+// Every added token of the model's tokenizer (tokenizer.json, and tokenizer_config.json's
+// added_tokens_decoder): untrusted text may hold none of them (py/botpsy_agent/safety.py).
+async function addedTokens(tokenizerUrl, tokenizerConfig, given = []) {
+  const tokens = [...given, ...Object.values(tokenizerConfig?.added_tokens_decoder ?? {}).map((token) => token?.content)];
+  if (tokenizerUrl) {
+    const response = await fetch(tokenizerUrl);
+    if (!response.ok) {
+      throw new Error(`cannot read the model's tokenizer.json (${response.status} for ${tokenizerUrl}); `
+        + "the agent needs its special tokens to keep them out of untrusted text");
+    }
+    tokens.push(...((await response.json()).added_tokens ?? []).map((token) => token?.content));
+  }
+  return [...new Set(tokens.filter((token) => typeof token === "string" && token))];
 }
 
 function requireSession() {
@@ -45,18 +55,18 @@ function state() {
 }
 
 const handlers = {
-  async init({tokenizerConfig, manifest, storeName, includeBuiltinTools, bundleUrl}) {
-    const [pyodide, opened] = await Promise.all([loadAgentPython({bundleUrl}), IndexedDbStore.open(storeName)]);
+  async init({tokenizerConfig, manifest, storeName, includeBuiltinTools, bundleUrl, tokenizerUrl, specialTokens}) {
+    const [pyodide, opened, tokens] = await Promise.all([loadAgentPython({bundleUrl}), IndexedDbStore.open(storeName),
+                                                         addedTokens(tokenizerUrl, tokenizerConfig, specialTokens)]);
     store = opened;
     pyodide.registerJsModule("botpsy_host", capabilities());
     const sessions = pyodide.pyimport("botpsy_agent.browser_session");
     session = sessions.create_session(undefined, JSON.stringify(tokenizerConfig), JSON.stringify(manifest ?? {}),
-                                      includeBuiltinTools);
+                                      includeBuiltinTools, JSON.stringify(tokens));
     return state();
   },
   registerTool({specJson}) { requireSession().register_host_tool(specJson); return state(); },
   setSettings({settings}) {
-    if ("allowNetwork" in settings) allowNetwork = Boolean(settings.allowNetwork);
     requireSession().set_settings(JSON.stringify(settings));
     return {tools: JSON.parse(session.tool_names())};  // which tools are enabled may have changed
   },
