@@ -211,6 +211,8 @@ export class AssistantSession extends EventTarget {
             error: failed ? String(event.result ?? event.error ?? "failed") : event.error,
             durationMs: event.duration_ms ?? event.durationMs,
             untrusted: Boolean(event.untrusted),
+            untrustedSource: event.untrusted_source ?? null,
+            storedMarked: event.stored_marked ?? null,
           });
           this.#emit("toolcall", card.record);
         }

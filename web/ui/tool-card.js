@@ -19,6 +19,9 @@ export class ToolCard {
     this.record = record;
     this.statusChip = el("span", { class: "tool-status", role: "status" });
     this.durationText = el("span", { class: "tool-duration" });
+    // Provenance (py/botpsy_agent/provenance.py): what this call stored is marked as coming from
+    // third-party content, so reading it back later is treated like reading that content.
+    this.provenanceChip = el("span", { class: "tool-provenance", hidden: true });
     this.argumentsBlock = el("pre", { class: "tool-arguments", tabindex: "0" });
     this.resultBlock = el("pre", { class: "tool-result", tabindex: "0" });
     this.resultLabel = el("div", { class: "tool-section-label" }, "Result");
@@ -28,6 +31,7 @@ export class ToolCard {
         icon(ICONS.tool),
         el("span", { class: "tool-name" }, record.name),
         this.statusChip,
+        this.provenanceChip,
         this.durationText),
       el("div", { class: "tool-section" },
         el("div", { class: "tool-section-label" }, "Arguments"), this.argumentsBlock),
@@ -47,16 +51,28 @@ export class ToolCard {
     this.statusChip.textContent = STATUS_LABELS[status] || status;
   }
 
-  /** untrusted: the result came from a file, page or other third party (shown unwrapped, labelled). */
-  setResult({ result, error, durationMs, untrusted = false }) {
+  /**
+   * untrusted: the result came from a file, page or other third party (shown unwrapped, labelled);
+   * untrustedSource: where from ("stored data that came from the tool files_read");
+   * storedMarked: what this call stored is marked as coming from (e.g. "the tool files_read").
+   */
+  setResult({ result, error, durationMs, untrusted = false, untrustedSource = null, storedMarked = null }) {
     this.record.result = result;
     this.record.error = error || null;
     this.record.durationMs = durationMs;
     this.record.untrusted = untrusted;
+    this.record.untrustedSource = untrustedSource;
+    this.record.storedMarked = storedMarked;
+    this.provenanceChip.hidden = !storedMarked;
+    this.provenanceChip.textContent = storedMarked ? "Saved marked as third-party content" : "";
+    this.provenanceChip.title = storedMarked
+      ? `Written after reading ${storedMarked}: reading it later is treated like reading that content.` : "";
     if (this.record.status !== "denied") this.setStatus(error ? "error" : "done");
     const shown = error ? error : untrusted ? unwrapUntrusted(result) : result;
     setChildren(this.resultBlock, formatValue(shown ?? ""));
-    this.resultLabel.textContent = untrusted ? "Result · third-party content, treated as data" : "Result";
+    this.resultLabel.textContent = !untrusted ? "Result"
+      : untrustedSource?.startsWith("stored data") ? `Result · ${untrustedSource}, treated as data`
+        : "Result · third-party content, treated as data";
     this.resultSection.hidden = false;
     if (Number.isFinite(durationMs)) this.durationText.textContent = formatDuration(durationMs);
   }
