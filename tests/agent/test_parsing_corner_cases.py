@@ -61,6 +61,17 @@ def test_a_value_ends_at_a_closing_tag_followed_by_the_next_parameter_or_the_end
 
 
 @pytest.mark.parametrize("chunk_size", CHUNKINGS)
+def test_a_value_written_as_the_template_writes_it_ends_only_at_a_framed_closing_tag(chunk_size):
+    # "\n</parameter>\n" ends it (what the tool-call grammar allows); a bare "</parameter>" inside does not.
+    output = ("<tool_call>\n<function=notes_add>\n<parameter=text>\na</parameter>\n<parameter=x>\nb\n"
+              "</parameter>\n</function>\n</tool_call>")
+    [call] = parse(output, chunk_size).calls
+    assert call.arguments == {"text": "a</parameter>\n<parameter=x>\nb"}
+    [call] = parse(output.replace("<parameter=text>\n", "<parameter=text>"), chunk_size).calls
+    assert call.arguments == {"text": "a", "x": "b"}  # not written that way: the first well-formed end
+
+
+@pytest.mark.parametrize("chunk_size", CHUNKINGS)
 def test_the_last_value_may_lack_its_function_close(chunk_size):
     output = "<tool_call>\n<function=notes_add>\n<parameter=title>\nGym\n</parameter>\n</tool_call>"
     [call] = parse(output, chunk_size).calls

@@ -94,6 +94,8 @@ class ModelOutputParser:
         """End of generation: flush what was held back and close an unfinished call."""
         events: list[ParserEvent] = []
         self._after_bare_call = False
+        if self.mode in ("call", "bare_call"):
+            self._buffer = ""  # held back as the start of a closing tag that was cut off: not a value's text
         self._emit(self._buffer, events)
         self._buffer = ""
         if self.mode in ("call", "bare_call"):

@@ -10,9 +10,12 @@ A value is raw text and may itself hold the format's markers (a note about XML, 
 being written), so a value does not end at the first `</parameter>`. It ends at the
 first `</parameter>` after which the rest of the body reads as a well-formed call
 (more parameters, then `</function>` and nothing else, or the end of the body when
-`</function>` is missing). When no `</parameter>` gives a well-formed rest, the value
-ends at the first `</parameter>` followed by the next `<parameter=`, by `</function>`,
-or by the end of the body. Without any of those the value is still open.
+`</function>` is missing). A value written the way the chat template writes it (and the
+tool-call grammar constrains it), `<parameter=KEY>\nvalue\n</parameter>\n`, ends only
+at such a `</parameter>` with a newline on each side. When no `</parameter>` gives a
+well-formed rest, the value ends at the first `</parameter>` followed by the next
+`<parameter=`, by `</function>`, or by the end of the body. Without any of those the
+value is still open.
 """
 
 from __future__ import annotations
@@ -74,9 +77,24 @@ class _ValueEnds:
         self.starts = [match.start() for match in re.finditer(re.escape(PARAMETER_CLOSE), body)]
         count = len(self.starts)
         self.first_good_from = [count] * (count + 1)  # smallest good index >= i (count: none)
+        self.first_framed_good_from = [count] * (count + 1)  # the same among newline-framed ones
         for index in range(count - 1, -1, -1):
             good = self._tail_is_well_formed(self.starts[index] + len(PARAMETER_CLOSE))
             self.first_good_from[index] = index if good else self.first_good_from[index + 1]
+            framed = good and self._is_framed(self.starts[index])
+            self.first_framed_good_from[index] = index if framed else self.first_framed_good_from[index + 1]
+        self.first_local_from = [count] * (count + 1)  # ... followed by a part or the end (the fallback)
+        for index in range(count - 1, -1, -1):
+            local = self._next_is_a_part(self.starts[index] + len(PARAMETER_CLOSE))
+            self.first_local_from[index] = index if local else self.first_local_from[index + 1]
+
+    def _next_is_a_part(self, position: int) -> bool:
+        after = _WHITESPACE.match(self.body, position).end()
+        return after == len(self.body) or self.body.startswith((PARAMETER_OPEN, FUNCTION_CLOSE), after)
+
+    def _is_framed(self, start: int) -> bool:
+        after = start + len(PARAMETER_CLOSE)
+        return self.body[start - 1:start] == "\n" and (after == len(self.body) or self.body[after] == "\n")
 
     def _first_closing_from(self, position: int) -> int:
         return bisect.bisect_left(self.starts, position)
@@ -97,11 +115,10 @@ class _ValueEnds:
 
     def end_of_value(self, value_start: int) -> int | None:
         index = self._first_closing_from(value_start)
-        good = self.first_good_from[index]
-        if good < len(self.starts):
-            return self.starts[good]
-        for start in self.starts[index:]:
-            after = _WHITESPACE.match(self.body, start + len(PARAMETER_CLOSE)).end()
-            if after == len(self.body) or self.body.startswith((PARAMETER_OPEN, FUNCTION_CLOSE), after):
-                return start
+        framed = self.first_framed_good_from[index]
+        if self.body.startswith("\n", value_start) and framed < len(self.starts):
+            return self.starts[framed]
+        for best in (self.first_good_from[index], self.first_local_from[index]):
+            if best < len(self.starts):
+                return self.starts[best]
         return None
