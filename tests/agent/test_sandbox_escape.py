@@ -106,6 +106,9 @@ CASE_NAMES = list(attack_cases("http://x"))
 @pytest.fixture(scope="module")
 def sandbox_page(browser, open_guarded_page, agent_bundle, server, recording_server):
     context, page, guard = open_guarded_page(browser)
+    # Playwright reports the attempts the sandbox's CSP blocks (a sync XHR) as requests; what
+    # counts is what reached the recording server, checked in every case.
+    guard.allow(recording_server.url)
     page.set_default_timeout(240_000)
     entries = [{"match": "[setup]", "outputs": [xml_call("notes_create", text=PIN_NOTE), "Saved."]},
                {"match": "[check]", "outputs": [xml_call("notes_list"), "Your notes are there."]}]

@@ -74,11 +74,16 @@ export class PythonSandbox {
       frame.hidden = true;
       frame.title = "Python sandbox";
       this.frame = frame;
+      const blocked = new Error(`the Python sandbox page did not start (${this.pageUrl}); ` +
+        "a Content-Security-Policy of this page without frame-src for it blocks it");
       const ready = new Promise((resolve, reject) => {
         this.frameReady = resolve;
-        frame.onerror = () => reject(new Error(`the Python sandbox page did not load (${this.pageUrl})`));
-        setTimeout(() => reject(new Error(`the Python sandbox page did not start (${this.pageUrl}); ` +
-          "a Content-Security-Policy without frame-src for it blocks it")), 30_000);
+        // The embedding page's own policy may forbid the frame (a widget's host page): say so at once.
+        this.onViolation = (event) => {
+          if (event.effectiveDirective === "frame-src" && event.blockedURI.startsWith(this.pageUrl.origin)) reject(blocked);
+        };
+        document.addEventListener("securitypolicyviolation", this.onViolation);
+        setTimeout(() => reject(blocked), 30_000);
       });
       window.addEventListener("message", this.onMessage);
       frame.src = this.pageUrl.href;
@@ -104,6 +109,7 @@ export class PythonSandbox {
 
   #discardFrame() {
     window.removeEventListener("message", this.onMessage);
+    if (this.onViolation) document.removeEventListener("securitypolicyviolation", this.onViolation);
     this.frame?.remove();
     this.frame = null;
     this.connected = null;
