@@ -25,22 +25,33 @@ function capabilities() {
     fetch_text: (url) => page.call("fetchUrl", {url}),
     call_host_tool: (name, argumentsJson) => page.call("callHostTool", {name, argumentsJson}),
     // run_python: the code runs in the page's sandbox frame, never in this worker (web/sandbox/).
-    run_python: (requestJson) => page.call("runPython", {requestJson}),
     emit: (eventJson) => page.sendEvent(JSON.parse(eventJson)),
   };
 }
 
 // Every added token of the model's tokenizer (tokenizer.json, and tokenizer_config.json's
 // added_tokens_decoder): untrusted text may hold none of them (py/botpsy_agent/safety.py).
-async function addedTokens(tokenizerUrl, tokenizerConfig, given = []) {
+// The list read online is kept in the agent's store, for an offline start whose tokenizer.json
+// is not in any cache (the runtime normally has it).
+const TOKEN_LISTS = "_special_tokens";
+
+async function addedTokens(opened, tokenizerUrl, tokenizerConfig, given = []) {
   const tokens = [...given, ...Object.values(tokenizerConfig?.added_tokens_decoder ?? {}).map((token) => token?.content)];
   if (tokenizerUrl) {
-    const response = await fetch(tokenizerUrl);
-    if (!response.ok) {
-      throw new Error(`cannot read the model's tokenizer.json (${response.status} for ${tokenizerUrl}); `
-        + "the agent needs its special tokens to keep them out of untrusted text");
+    let read = null;
+    try {
+      const response = await fetch(tokenizerUrl);
+      if (response.ok) read = ((await response.json()).added_tokens ?? []).map((token) => token?.content);
+    } catch {
+      // offline: the list kept from the last online start, if any
     }
-    tokens.push(...((await response.json()).added_tokens ?? []).map((token) => token?.content));
+    if (read) await opened.put(TOKEN_LISTS, tokenizerUrl, JSON.stringify(read));
+    else read = JSON.parse((await opened.get(TOKEN_LISTS, tokenizerUrl)) ?? "null");
+    if (!read) {
+      throw new Error(`cannot read the model's tokenizer.json (${tokenizerUrl}); the agent needs its `
+        + "special tokens to keep them out of untrusted text");
+    }
+    tokens.push(...read);
   }
   return [...new Set(tokens.filter((token) => typeof token === "string" && token))];
 }
@@ -56,8 +67,10 @@ function state() {
 
 const handlers = {
   async init({tokenizerConfig, manifest, storeName, includeBuiltinTools, bundleUrl, tokenizerUrl, specialTokens}) {
-    const [pyodide, opened, tokens] = await Promise.all([loadAgentPython({bundleUrl}), IndexedDbStore.open(storeName),
-                                                         addedTokens(tokenizerUrl, tokenizerConfig, specialTokens)]);
+    const opening = IndexedDbStore.open(storeName);
+    const [pyodide, opened, tokens] = await Promise.all([
+      loadAgentPython({bundleUrl}), opening,
+      opening.then((opened) => addedTokens(opened, tokenizerUrl, tokenizerConfig, specialTokens))]);
     store = opened;
     pyodide.registerJsModule("botpsy_host", capabilities());
     const sessions = pyodide.pyimport("botpsy_agent.browser_session");
@@ -77,6 +90,7 @@ const handlers = {
     return {final, ...state()};
   },
   promptPrefix() { return requireSession().prompt_prefix(); },
+  logitsProcessors() { return JSON.parse(requireSession().logits_processors()); },
   cancel() { session?.cancel(); },
   newChat() { requireSession().new_chat(); return state(); },
   restoreConversation({dataJson}) { requireSession().restore_conversation(dataJson); return state(); },
