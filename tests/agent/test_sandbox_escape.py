@@ -185,3 +185,19 @@ def test_a_sandbox_lost_mid_call_answers_with_an_error_and_the_next_call_works(s
     assert tool_result(again, "run_python")["result"].startswith('{"output": "", "result": "2.5"}')
     check = turn(sandbox_page, "[check] still there?")
     assert PIN_NOTE in tool_result(check, "notes_list")["result"]
+
+
+def test_the_sandbox_page_carries_its_policy_in_the_header_and_in_the_page(server):
+    import re
+    import urllib.request
+
+    from botpsy_web import REPO_ROOT
+    from botpsy_web.sandbox_policy import SANDBOX_POLICY
+
+    with urllib.request.urlopen(server + "/web/sandbox/sandbox.html") as response:
+        assert response.headers["Content-Security-Policy"] == SANDBOX_POLICY
+        assert response.headers["Cross-Origin-Embedder-Policy"] == "require-corp"
+    page = (REPO_ROOT / "web" / "sandbox" / "sandbox.html").read_text()
+    [meta] = re.findall(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">', page)
+    assert meta == SANDBOX_POLICY
+    assert "connect-src 'none'" in SANDBOX_POLICY and "default-src 'none'" in SANDBOX_POLICY
