@@ -1,7 +1,6 @@
 """The AST checker scores BFCL's own possible answers 1 and broken calls 0, and agrees with
 BFCL's published ast_checker on every one of them (all AST cases of the single-turn categories)."""
 
-import copy
 import itertools
 
 import pytest
@@ -12,71 +11,6 @@ from botpsy_eval.schema import tool_name
 
 AST_CATEGORIES = [c for c in CATEGORIES if c not in NO_CALL_CATEGORIES + ANY_CALL_CATEGORIES]
 UNLIKELY = "zz-not-an-answer"
-
-
-def _first_given(values):
-    return next(value for value in values if value != "")
-
-
-def concrete(accepted_value):
-    """An accepted value as a model would write it: accepted dicts hold lists of choices per key."""
-    if type(accepted_value) is dict:
-        return {key: _first_given(choices) for key, choices in accepted_value.items()
-                if _has_given(choices)}
-    if type(accepted_value) is list and accepted_value and all(type(item) is dict for item in accepted_value):
-        return [concrete(item) for item in accepted_value]
-    return accepted_value
-
-
-def function_doc(case: Case, name: str) -> dict:
-    return next(function for function in case.functions if function["name"] == name)
-
-
-def answer_contradicts_doc(case: Case) -> bool:
-    """A few BFCL answers set a parameter the doc lacks or omit one it requires (BFCL scores them 0 too)."""
-    for answer in case.possible_answer:
-        name, accepted = next(iter(answer.items()))
-        parameters = function_doc(case, name)["parameters"]
-        if any(p not in parameters.get("properties", {}) for p in accepted if _has_given(accepted[p])):
-            return True
-        if any(not _has_given(accepted.get(p, [""])) for p in parameters.get("required", [])):
-            return True
-    return False
-
-
-def _has_given(values) -> bool:
-    return any(value != "" for value in values)
-
-
-def base_calls(case: Case) -> list[tuple[str, dict]]:
-    """Each expected call with every parameter at its first accepted value (left out when none)."""
-    calls = []
-    for answer in case.possible_answer:
-        name, accepted = next(iter(answer.items()))
-        calls.append((name, {p: concrete(_first_given(v)) for p, v in accepted.items()
-                             if _has_given(v)}))
-    return calls
-
-
-def every_accepted_answer(case: Case):
-    """The base calls, then each parameter set in turn to each of its accepted values ("" = left out)."""
-    calls = base_calls(case)
-    yield calls
-    for index, answer in enumerate(case.possible_answer):
-        name, accepted = next(iter(answer.items()))
-        required = function_doc(case, name)["parameters"].get("required", [])
-        for parameter, values in accepted.items():
-            for value in values:
-                if value == "" and parameter in required:
-                    continue
-                variant = copy.deepcopy(calls)
-                if value == "":
-                    variant[index][1].pop(parameter, None)
-                else:
-                    variant[index][1][parameter] = concrete(value)
-                yield variant
-    if len(calls) > 1:
-        yield list(reversed(calls))  # parallel calls are order-free
 
 
 def wrong_value(value, accepted):
@@ -92,12 +26,12 @@ def wrong_value(value, accepted):
     return None
 
 
-def perturbed_answers(case: Case):
+def perturbed_answers(case: Case, ground_truth):
     """(what was broken, calls) that must score 0."""
-    calls = base_calls(case)
+    calls = ground_truth.base_calls(case)
     name, arguments = calls[0]
     yield "wrong function name", [(name + "_x", arguments)] + calls[1:]
-    required = function_doc(case, name)["parameters"].get("required", [])
+    required = ground_truth.function_doc(case, name)["parameters"].get("required", [])
     if required:
         missing = {k: v for k, v in arguments.items() if k != required[0]}
         yield "missing required", [(name, missing)] + calls[1:]
@@ -126,12 +60,12 @@ def ast_cases():
     return load_cases(AST_CATEGORIES)
 
 
-def test_every_possible_answer_scores_1_and_bfcl_agrees(ast_cases, bfcl_check):
+def test_every_possible_answer_scores_1_and_bfcl_agrees(ast_cases, bfcl_check, ground_truth):
     checked = contradicting = first_fit_misses = 0
     for case in ast_cases:
-        expect_correct = not answer_contradicts_doc(case)
+        expect_correct = not ground_truth.answer_contradicts_doc(case)
         contradicting += not expect_correct
-        for calls in every_accepted_answer(case):
+        for calls in ground_truth.every_accepted_answer(case):
             ours = score_case(case, as_ours(calls))
             theirs = bfcl_check(case.category, case.functions, as_bfcls(calls), case.possible_answer)
             if ours.correct and not theirs:
@@ -149,10 +83,10 @@ def test_every_possible_answer_scores_1_and_bfcl_agrees(ast_cases, bfcl_check):
     assert first_fit_misses < 10
 
 
-def test_perturbed_answers_score_0_and_bfcl_agrees(ast_cases, bfcl_check):
+def test_perturbed_answers_score_0_and_bfcl_agrees(ast_cases, bfcl_check, ground_truth):
     kinds = set()
     for case in ast_cases:
-        for kind, calls in perturbed_answers(case):
+        for kind, calls in perturbed_answers(case, ground_truth):
             ours = score_case(case, as_ours(calls))
             assert not ours.correct, (case.id, kind, calls)
             assert ours.reason

@@ -1,0 +1,82 @@
+"""Greedy generation with the real browser runtime (web/runtime in headless Chromium).
+
+One page, served by `botpsy-web serve`'s server, loads a dtype once and generates every
+case's prompt with it (text in, as the agent sends it; greedy; the runtime's defaults
+otherwise: prefix reuse and guessed tokens on, as in the app).
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+
+from botpsy_web.serve import serve_in_background
+from botpsy_web.verify_browser import CHROMIUM_ARGS, CHROMIUM_PATH, open_harness
+
+from .generation import Generation
+
+_LOAD = """
+async ({folderUrl, backend, dtype}) => {
+  window.botpsyEval?.client.terminate();
+  const client = new window.botpsyRuntime.ModelClient();
+  const info = await client.load(folderUrl, {backend, dtype});
+  window.botpsyEval = {client};
+  return {backend: info.backend, dtype: info.dtype, threads: info.threads, reason: info.reason};
+}
+"""
+
+_GENERATE = """
+async ({prompt, maxTokens, logitsProcessors}) => {
+  const started = performance.now();
+  let stats = null, text = "";
+  const tokenIds = [];
+  const options = {maxTokens, temperature: 0, logitsProcessors, onStats: (s) => { stats = s; }};
+  for await (const chunk of window.botpsyEval.client.generate(prompt, options)) {
+    if (chunk.tokenId !== null) tokenIds.push(chunk.tokenId);
+    text += chunk.text ?? "";
+  }
+  return {text, tokenIds, promptTokens: stats.promptTokens, stopReason: stats.stopReason,
+          seconds: (performance.now() - started) / 1000};
+}
+"""
+
+
+class BrowserModel:
+    """One dtype of the folder, loaded in the open harness page."""
+
+    def __init__(self, page, folder_url: str, backend: str, dtype: str):
+        self.page = page
+        self.info = page.evaluate(_LOAD, {"folderUrl": folder_url, "backend": backend, "dtype": dtype})
+        self.name = f"browser {self.info['dtype']}"
+
+    def generate(self, prompt: str, max_tokens: int, logits_processors: list | None = None) -> Generation:
+        result = self.page.evaluate(_GENERATE, {"prompt": prompt, "maxTokens": max_tokens,
+                                                "logitsProcessors": logits_processors or []})
+        return Generation(result["text"], result["tokenIds"], result["promptTokens"], result["stopReason"],
+                          result["seconds"])
+
+    def close(self) -> None:
+        self.page.evaluate("() => { window.botpsyEval?.client.terminate(); window.botpsyEval = undefined; }")
+
+
+@contextmanager
+def browser_page(folder: Path):
+    """A harness page in headless Chromium that can load `folder` (served at /models/<name>/).
+    Yields (page, folder_url)."""
+    from playwright.sync_api import sync_playwright
+
+    folder = Path(folder).resolve()
+    httpd, base_url = serve_in_background(models_dir=folder.parent)
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page()
+                page.set_default_timeout(600_000)
+                open_harness(page, base_url)
+                yield page, f"{base_url}/models/{folder.name}/"
+            finally:
+                browser.close()
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

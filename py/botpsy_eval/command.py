@@ -1,0 +1,159 @@
+"""`botpsy-web eval DIR`: BFCL single-turn function-calling accuracy through the whole pipeline.
+
+Each case's functions become the agent's tools, the agent renders the prompt with the
+folder's chat template, the browser runtime generates greedily (per dtype, free and/or
+grammar-constrained tool calls), the agent's parser reads the calls, and an AST checker
+(botpsy_eval.checker) scores them. `--reference pytorch` runs the same prompts through the
+PyTorch model the folder was exported from. Prints a table per category; `--json` adds one
+JSON line (botpsy_eval.report); every case's prompt and output go to the --outputs file.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import sys
+from pathlib import Path
+
+DEFAULT_DTYPES = ("fp32", "q8", "q4")
+
+
+def _list(text: str) -> list[str]:
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def register(subparsers):
+    from .data import CATEGORIES
+    from .runner import REFERENCES, TOOL_CALL_MODES
+
+    parser = subparsers.add_parser(
+        "eval", help="BFCL single-turn tool-call accuracy of a folder in the browser, per dtype (and PyTorch's)")
+    parser.add_argument("folder", type=Path, metavar="DIR", help="an exported model folder (holds manifest.json)")
+    parser.add_argument("--dtype", type=_list, default=None,
+                        help=f"comma-separated dtypes to run in the browser (default: those of {','.join(DEFAULT_DTYPES)} "
+                             "the folder has)")
+    parser.add_argument("--backend", choices=["wasm", "webgpu"], default="wasm", help="onnxruntime-web backend (default wasm)")
+    parser.add_argument("--categories", type=_list, default=list(CATEGORIES),
+                        help=f"comma-separated BFCL categories (default all: {','.join(CATEGORIES)})")
+    parser.add_argument("--limit", type=int, default=None, help="a fixed, seeded sample of N cases per category")
+    parser.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
+    parser.add_argument("--tool-calls", type=_list, default=["free"],
+                        help=f"comma-separated: {','.join(TOOL_CALL_MODES)} (default free)")
+    parser.add_argument("--reference", choices=REFERENCES, default=None,
+                        help="also run the prompts through the PyTorch model the folder was exported from")
+    parser.add_argument("--max-tokens", type=int, default=256, help="most tokens generated per case (default 256)")
+    parser.add_argument("--torch-threads", type=int, default=None,
+                        help="threads for the PyTorch reference (default torch's; 1 is faster on a busy machine)")
+    parser.add_argument("--outputs", type=Path, default=None,
+                        help="where the per-case outputs go (JSON lines; default eval-<model>-<time>.jsonl here)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
+    parser.set_defaults(func=run)
+
+
+def _settings(args):
+    """EvalSettings from the arguments, or an error message naming what is wrong."""
+    from .data import BfclDataError, check_categories, load_category
+    from .runner import TOOL_CALL_MODES, EvalSettings
+
+    folder = args.folder.resolve()
+    manifest_path = folder / "manifest.json"
+    if not manifest_path.is_file():
+        return None, f"{folder} has no manifest.json: is it a folder written by `botpsy-web export`?"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    available = list(manifest.get("dtypes", {}))
+    dtypes = args.dtype if args.dtype is not None else [d for d in DEFAULT_DTYPES if d in available]
+    missing = [d for d in dtypes if d not in available]
+    if missing:
+        return None, f"dtype {', '.join(map(repr, missing))} is not in {folder}; it has {', '.join(available)}"
+    unknown_modes = [m for m in args.tool_calls if m not in TOOL_CALL_MODES]
+    if unknown_modes or not args.tool_calls:
+        return None, f"--tool-calls takes {' and/or '.join(TOOL_CALL_MODES)}, got {','.join(args.tool_calls) or 'nothing'}"
+    if args.limit is not None and args.limit < 1:
+        return None, f"--limit must be at least 1, got {args.limit}"
+    if args.max_tokens < 1:
+        return None, f"--max-tokens must be at least 1, got {args.max_tokens}"
+    if not dtypes and not args.reference:
+        return None, "nothing to run: no dtype and no --reference"
+    try:
+        categories = check_categories(args.categories)
+        load_category(categories[0])  # the data is there (else: how to install it)
+    except (ValueError, BfclDataError, IndexError) as error:
+        return None, str(error) if not isinstance(error, IndexError) else "--categories is empty"
+    if "constrained" in args.tool_calls:
+        try:
+            import botpsy_agent.grammar  # noqa: F401
+        except ImportError:
+            return None, ("--tool-calls constrained needs grammar-constrained tool calls (botpsy_agent.grammar), "
+                          "which this checkout does not have yet; run --tool-calls free")
+    return EvalSettings(folder, tuple(dtypes), tuple(categories), args.backend, args.limit, args.seed,
+                        tuple(args.tool_calls), args.reference, args.max_tokens, args.torch_threads), None
+
+
+class _Progress:
+    """A bar over every generation, with ETA, on stderr."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.bar = None
+        if enabled:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, file=sys.stderr, unit="case", dynamic_ncols=True,
+                            bar_format="{desc} {bar:24} {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}]")
+
+    def stage(self, text: str) -> None:
+        if self.bar:
+            self.bar.set_description_str(text)
+        else:
+            print(f"... {text}", file=sys.stderr, flush=True)
+
+    def advance(self, run) -> None:
+        if self.bar:
+            self.bar.set_postfix_str(f"{run.case_id} {'ok' if run.correct else 'wrong'}", refresh=False)
+            self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar:
+            self.bar.close()
+
+
+def run(args) -> int:
+    settings, problem = _settings(args)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    from .data import load_cases
+    from .report import OutputsFile, format_table, summarize
+    from .runner import plan_size, run_eval
+
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    outputs = args.outputs or Path(f"eval-{settings.folder.name}-{stamp}.jsonl")
+    total = plan_size(settings, len(load_cases(settings.categories, settings.limit, settings.seed)))
+    progress = _Progress(total, enabled=not args.no_progress)
+    outputs_file = OutputsFile(outputs)
+
+    def on_run(case_run):
+        outputs_file.write(case_run)
+        progress.advance(case_run)
+
+    from playwright.sync_api import Error as PlaywrightError
+
+    from botpsy_export.errors import ExportError
+
+    try:
+        results = run_eval(settings, on_run=on_run, on_stage=progress.stage)
+    except PlaywrightError as error:  # the runtime's own message (e.g. "WebGPU unavailable ..."), no stack
+        message = str(error).splitlines()[0].removeprefix("Page.evaluate: ").removeprefix("Error: ")
+        print(f"\nerror: the browser run failed: {message}", file=sys.stderr)
+        return 1
+    except ExportError as error:  # the PyTorch reference could not load the folder's source
+        print(f"\nerror: the PyTorch reference could not load the model: {error}", file=sys.stderr)
+        return 1
+    finally:
+        progress.close()
+        outputs_file.close()
+    summary = summarize(results, outputs)
+    print(format_table(summary))
+    if args.json:
+        print(json.dumps(summary))
+    return 0

@@ -1,0 +1,160 @@
+"""The eval's results as a table, as one JSON summary, and as a per-case outputs file.
+
+The JSON summary (`botpsy-web eval --json` prints it as its last line):
+
+    {"model": folder name, "backend", "seed", "limit", "max_tokens",
+     "cases": {category: n},
+     "accuracy": {"browser": {dtype: {"free"|"constrained": {category: 0..1, "overall": 0..1}}},
+                  "pytorch": {"free": {category: 0..1, "overall": 0..1}}},
+     "unparsed_calls": {"browser": {dtype: {mode: n}}, "pytorch": {"free": n}},
+     "mean_prompt_tokens" / "mean_output_tokens" / "seconds_per_engine": same nesting as unparsed_calls,
+     "fp32_vs_pytorch": {"compared": n, "same_tokens": n, "differing": [{"id", "browser_correct", "pytorch_correct"}]}
+                        (only when both ran),
+     "cases_per_minute": generations per minute over the whole run,
+     "outputs": path of the per-case file, "seconds": wall time}
+
+"overall" is the unweighted mean of the categories' accuracies. This is BFCL's single-turn
+AST accuracy: not BFCL v4's overall score, which also weighs multi-turn and agentic
+categories. The outputs file has one JSON object per case and engine (runner.CaseRun):
+the prompt, what the model wrote, the calls read from it, the verdict and why.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import defaultdict
+from pathlib import Path
+
+from .runner import CaseRun, EvalResults
+
+NOT_THE_BFCL_SCORE = ("Single-turn AST accuracy (BFCL v4 data); not BFCL v4's overall score, "
+                      "which also weighs multi-turn and agentic categories.")
+
+
+def _engine_keys(run: CaseRun) -> tuple:
+    return ("browser", run.dtype, run.tool_calls) if run.engine == "browser" else ("pytorch", run.tool_calls)
+
+
+def _nested(groups: dict, value_of) -> dict:
+    out: dict = {}
+    for keys, runs in groups.items():
+        target = out
+        for key in keys[:-1]:
+            target = target.setdefault(key, {})
+        target[keys[-1]] = value_of(runs)
+    return out
+
+
+def _accuracy(runs: list[CaseRun]) -> dict:
+    by_category = defaultdict(list)
+    for run in runs:
+        by_category[run.category].append(run.correct)
+    scores = {category: round(sum(values) / len(values), 4) for category, values in by_category.items()}
+    scores["overall"] = round(statistics.mean(scores.values()), 4) if scores else 0.0
+    return scores
+
+
+def fp32_parity(runs: list[CaseRun]) -> dict | None:
+    """Browser fp32 (free) against PyTorch on the same cases: greedy tokens must be the same."""
+    browser = {run.case_id: run for run in runs if run.engine == "browser" and run.dtype == "fp32"
+               and run.tool_calls == "free"}
+    torch = {run.case_id: run for run in runs if run.engine == "pytorch"}
+    common = [case_id for case_id in browser if case_id in torch]
+    if not common:
+        return None
+    differing = [{"id": case_id, "browser_correct": browser[case_id].correct, "pytorch_correct": torch[case_id].correct}
+                 for case_id in common if browser[case_id].token_ids != torch[case_id].token_ids]
+    return {"compared": len(common), "same_tokens": len(common) - len(differing), "differing": differing}
+
+
+def summarize(results: EvalResults, outputs_path: Path | None) -> dict:
+    groups = defaultdict(list)
+    for run in results.runs:
+        groups[_engine_keys(run)].append(run)
+    cases = defaultdict(int)
+    for case in results.cases:
+        cases[case.category] += 1
+    settings = results.settings
+    summary = {
+        "model": results.model, "backend": settings.backend, "seed": settings.seed, "limit": settings.limit,
+        "max_tokens": settings.max_tokens, "cases": dict(cases),
+        "accuracy": _nested(groups, _accuracy),
+        "unparsed_calls": _nested(groups, lambda runs: sum(len(run.unparsed) for run in runs)),
+        "mean_prompt_tokens": _nested(groups, lambda runs: round(statistics.mean(r.prompt_tokens for r in runs), 1)),
+        "mean_output_tokens": _nested(groups, lambda runs: round(statistics.mean(r.output_tokens for r in runs), 1)),
+        "seconds_per_engine": _nested(groups, lambda runs: round(sum(r.seconds for r in runs), 1)),
+        "cases_per_minute": round(len(results.runs) / (results.seconds / 60), 2) if results.seconds else None,
+        "outputs": str(outputs_path) if outputs_path else None,
+        "seconds": round(results.seconds, 1),
+    }
+    parity = fp32_parity(results.runs)
+    if parity is not None:
+        summary["fp32_vs_pytorch"] = parity
+    return summary
+
+
+def _columns(summary: dict) -> list[tuple[str, tuple]]:
+    columns = []
+    for dtype, modes in summary["accuracy"].get("browser", {}).items():
+        for mode in modes:
+            columns.append((f"{dtype} {mode}", ("browser", dtype, mode)))
+    if "pytorch" in summary["accuracy"]:
+        columns.append(("pytorch", ("pytorch", "free")))
+    return columns
+
+
+def _lookup(tree: dict, keys: tuple):
+    for key in keys:
+        tree = tree[key]
+    return tree
+
+
+def format_table(summary: dict) -> str:
+    columns = _columns(summary)
+    width = max([len("category")] + [len(c) for c in summary["cases"]] + [len("mean output tokens")])
+    cell = max([11] + [len(label) + 1 for label, _ in columns])
+    lines = [NOT_THE_BFCL_SCORE, "",
+             f"{'category':<{width}} {'cases':>5} " + "".join(f"{label:>{cell}}" for label, _ in columns)]
+    for category, count in summary["cases"].items():
+        row = "".join(f"{_lookup(summary['accuracy'], keys).get(category, 0.0):>{cell}.3f}" for _, keys in columns)
+        lines.append(f"{category:<{width}} {count:>5} {row}")
+    total = sum(summary["cases"].values())
+    rows = [("overall (mean)", "accuracy", lambda v: f"{v['overall']:.3f}"),
+            ("unparsed calls", "unparsed_calls", str),
+            ("mean prompt tokens", "mean_prompt_tokens", lambda v: f"{v:.0f}"),
+            ("mean output tokens", "mean_output_tokens", lambda v: f"{v:.1f}"),
+            ("seconds", "seconds_per_engine", lambda v: f"{v:.0f}")]
+    for label, key, show in rows:
+        lines.append(f"{label:<{width}} {total if key == 'accuracy' else '':>5} "
+                     + "".join(f"{show(_lookup(summary[key], keys)):>{cell}}" for _, keys in columns))
+    parity = summary.get("fp32_vs_pytorch")
+    if parity:
+        lines.append("")
+        lines.append(f"browser fp32 vs PyTorch: {parity['same_tokens']}/{parity['compared']} cases with the same tokens")
+        for case in parity["differing"]:
+            lines.append(f"  differs: {case['id']} (browser {'right' if case['browser_correct'] else 'wrong'}, "
+                         f"PyTorch {'right' if case['pytorch_correct'] else 'wrong'})")
+    lines.append("")
+    lines.append(f"{len(columns)} column(s), {summary['seconds']:.0f} s, "
+                 f"{summary['cases_per_minute']} generations/min")
+    if summary["outputs"]:
+        lines.append(f"per-case outputs: {summary['outputs']}")
+    return "\n".join(lines)
+
+
+class OutputsFile:
+    """The per-case outputs, one JSON line per case run, written as each run ends (a long
+    run that stops early keeps what it did)."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = self.path.open("w", encoding="utf-8")
+
+    def write(self, run: CaseRun) -> None:
+        self._file.write(json.dumps(run.as_json(), ensure_ascii=False) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
