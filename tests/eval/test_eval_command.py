@@ -1,0 +1,74 @@
+"""`botpsy-web eval DIR`: BFCL cases through the agent's prompts, the real browser runtime and
+the agent's parser, scored; the JSON summary has the documented shape, the per-case outputs
+file holds what each engine was given and wrote, and browser fp32 gives PyTorch's tokens."""
+
+import json
+import subprocess
+import sys
+
+from tokenizers import Tokenizer
+
+from botpsy_eval.data import load_cases
+from botpsy_eval.pipeline import chat_format_for, render_case
+
+CATEGORIES = ("simple_python", "live_irrelevance")
+
+
+def run_eval(*args):
+    return subprocess.run([sys.executable, "-m", "botpsy_web.cli", "eval", *map(str, args)],
+                          capture_output=True, text=True, timeout=1800)
+
+
+def test_tiny_qwen_runs_end_to_end_in_the_browser_and_matches_pytorch(exported_model, tmp_path):
+    folder = exported_model("tiny-qwen3.5")  # Qwen3.5's XML tool calls, as a BotPsy folder
+    outputs = tmp_path / "outputs.jsonl"
+    result = run_eval(folder, "--dtype", "fp32", "--categories", ",".join(CATEGORIES), "--limit", 3,
+                      "--max-tokens", 12, "--reference", "pytorch", "--torch-threads", 1,
+                      "--outputs", outputs, "--json", "--no-progress")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Single-turn AST accuracy" in result.stdout and "simple_python" in result.stdout
+
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["model"] == folder.name
+    assert summary["cases"] == {"simple_python": 3, "live_irrelevance": 3}
+    for scores in (summary["accuracy"]["browser"]["fp32"]["free"], summary["accuracy"]["pytorch"]["free"]):
+        assert set(scores) == {*CATEGORIES, "overall"}
+        assert all(0.0 <= value <= 1.0 for value in scores.values())
+    assert set(summary["unparsed_calls"]) == {"browser", "pytorch"}
+    assert isinstance(summary["unparsed_calls"]["browser"]["fp32"]["free"], int)
+    assert summary["seconds"] > 0
+    assert summary["fp32_vs_pytorch"] == {"compared": 6, "same_tokens": 6, "differing": []}
+    assert summary["accuracy"]["browser"]["fp32"]["free"] == summary["accuracy"]["pytorch"]["free"]
+
+    runs = [json.loads(line) for line in outputs.read_text().splitlines()]
+    assert sorted((run["engine"], run["case_id"]) for run in runs) == sorted(
+        (engine, case.id) for engine in ("browser", "pytorch") for case in load_cases(CATEGORIES, 3))
+    chat_format = chat_format_for(folder)
+    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    cases = {case.id: case for case in load_cases(CATEGORIES, 3)}
+    for run in runs:
+        case = cases[run["case_id"]]
+        assert run["prompt"] == render_case(chat_format, case).prompt
+        if case.functions:
+            assert "<tools>" in run["prompt"]
+            assert all(function["name"].replace(".", "_") in run["prompt"] for function in case.functions)
+        # the runtime was given exactly that text: its token count is the prompt's
+        assert run["prompt_tokens"] == len(tokenizer.encode(run["prompt"], add_special_tokens=False).ids)
+        assert 1 <= run["output_tokens"] == len(run["token_ids"]) <= 12
+        assert isinstance(run["correct"], bool) and isinstance(run["output"], str)
+
+
+def test_a_folder_without_manifest_is_named(tmp_path):
+    result = run_eval(tmp_path)
+    assert result.returncode == 2 and "has no manifest.json" in result.stderr
+
+
+def test_bad_options_are_named_with_what_would_be_right(exported_model):
+    folder = exported_model("tiny-qwen3.5")
+    unknown_category = run_eval(folder, "--categories", "simple_java")
+    assert unknown_category.returncode == 2 and "'simple_java'" in unknown_category.stderr
+    assert "live_relevance" in unknown_category.stderr
+    unknown_dtype = run_eval(folder, "--dtype", "int3")
+    assert unknown_dtype.returncode == 2 and "'int3'" in unknown_dtype.stderr and "fp32" in unknown_dtype.stderr
+    unknown_mode = run_eval(folder, "--tool-calls", "loose")
+    assert unknown_mode.returncode == 2 and "free" in unknown_mode.stderr and "constrained" in unknown_mode.stderr
