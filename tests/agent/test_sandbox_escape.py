@@ -201,3 +201,25 @@ def test_the_sandbox_page_carries_its_policy_in_the_header_and_in_the_page(serve
     [meta] = re.findall(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">', page)
     assert meta == SANDBOX_POLICY
     assert "connect-src 'none'" in SANDBOX_POLICY and "default-src 'none'" in SANDBOX_POLICY
+
+
+def test_a_page_whose_policy_forbids_the_frame_gets_a_clear_error_at_once(browser, open_guarded_page, server):
+    """A widget's host page may not allow our frame: run_python then answers with the reason
+    (and everything else keeps working), instead of hanging."""
+    context, page, guard = open_guarded_page(browser)
+    html = "<!doctype html><title>strict host</title><p>host</p>"
+    context.route("**/tests/pages/strict-host.html", lambda route: route.fulfill(
+        status=200, body=html, content_type="text/html",
+        headers={"Content-Security-Policy": "default-src 'self'; frame-src 'none'"}))
+    page.goto(server + "/tests/pages/strict-host.html")
+    started = page.evaluate("() => performance.now()")
+    answer, elapsed = page.evaluate("""async () => {
+        const {PythonSandbox} = await import('/web/sandbox/sandbox-client.js');
+        const answer = await new PythonSandbox().run({code: "1", runner: "x", timeLimitSeconds: 5, outputLimitChars: 10});
+        return [answer, performance.now()];
+    }""")
+    assert answer == {"output": "", "error": "SandboxError: this page's Content-Security-Policy does not allow "
+                                             f"the Python sandbox's frame (frame-src {server})"}
+    assert elapsed - started < 15_000
+    context.close()
+    guard.assert_clean()

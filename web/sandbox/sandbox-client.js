@@ -74,8 +74,10 @@ export class PythonSandbox {
       frame.hidden = true;
       frame.title = "Python sandbox";
       this.frame = frame;
-      const blocked = new Error(`the Python sandbox page did not start (${this.pageUrl}); ` +
-        "a Content-Security-Policy of this page without frame-src for it blocks it");
+      const blocked = new Error(`this page's Content-Security-Policy does not allow the Python sandbox's frame ` +
+        `(frame-src ${this.pageUrl.origin})`);
+      // Offline too: a sandboxed frame's loads bypass the service worker (an opaque origin has none).
+      const silent = new Error(`the Python sandbox page did not start (${this.pageUrl}): offline, or blocked`);
       const ready = new Promise((resolve, reject) => {
         this.frameReady = resolve;
         // The embedding page's own policy may forbid the frame (a widget's host page): say so at once.
@@ -83,7 +85,7 @@ export class PythonSandbox {
           if (event.effectiveDirective === "frame-src" && event.blockedURI.startsWith(this.pageUrl.origin)) reject(blocked);
         };
         document.addEventListener("securitypolicyviolation", this.onViolation);
-        setTimeout(() => reject(blocked), 30_000);
+        setTimeout(() => reject(silent), 30_000);
       });
       window.addEventListener("message", this.onMessage);
       frame.src = this.pageUrl.href;
