@@ -66,6 +66,9 @@ export class PythonSandbox {
 
   #connect() {
     this.connected ??= (async () => {
+      // A sandboxed frame's own loads bypass the service worker (an opaque origin has none), so
+      // a new frame needs the server; one created while online keeps working offline.
+      if (navigator.onLine === false) throw new Error("run_python's sandbox cannot start while offline (its page comes from the server)");
       const files = fetchFiles();
       const frame = document.createElement("iframe");
       frame.setAttribute("sandbox", "allow-scripts");   // no allow-same-origin: an opaque origin
@@ -76,7 +79,6 @@ export class PythonSandbox {
       this.frame = frame;
       const blocked = new Error(`this page's Content-Security-Policy does not allow the Python sandbox's frame ` +
         `(frame-src ${this.pageUrl.origin})`);
-      // Offline too: a sandboxed frame's loads bypass the service worker (an opaque origin has none).
       const silent = new Error(`the Python sandbox page did not start (${this.pageUrl}): offline, or blocked`);
       const ready = new Promise((resolve, reject) => {
         this.frameReady = resolve;
