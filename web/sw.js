@@ -42,6 +42,7 @@ const PRECACHE = [
   "node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.mjs",
   "node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.wasm",
   "node_modules/@huggingface/tokenizers/dist/tokenizers.min.mjs",
+  "node_modules/@mlc-ai/web-xgrammar/lib/index.js",  // tool-call grammars (web/runtime/grammar/)
 ].map((path) => new URL(path, ROOT).href);
 
 // Without these on every response, a page served from here loses crossOriginIsolated

@@ -65,11 +65,11 @@ def test_bad_sampling_options_are_named(runtime_page):
 def test_logits_processor_runs_and_unknown_names_are_listed(runtime_page):
     result = runtime_page.evaluate("""async () => {
       const p = await import("/web/runtime/logits-processors.js");
-      const [bias] = p.createLogitsProcessors([{name: "token-bias", args: {bias: {"0": -100}}}], {vocabSize: 3});
+      const [bias] = await p.createLogitsProcessors([{name: "token-bias", args: {bias: {"0": -100}}}], {vocabSize: 3});
       const logits = Float32Array.from([5, 1, 0]);
       bias.process(logits, []);
       let unknown;
-      try { p.createLogitsProcessors([{name: "json-schema"}], {vocabSize: 3}); } catch (e) { unknown = e.message; }
+      try { await p.createLogitsProcessors([{name: "json-schema"}], {vocabSize: 3}); } catch (e) { unknown = e.message; }
       return {logits: Array.from(logits), unknown};
     }""")
     assert result["logits"] == [-95, 1, 0]

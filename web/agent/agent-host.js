@@ -200,7 +200,9 @@ export class AgentHost {
     // Before the first message the prefix is the system prompt and tools alone, the same on the
     // next visit: the runtime keeps its state in the browser and restores it then (prompt-state.js).
     const persist = !this.conversation?.messages?.length;
-    return this.model.prefill(prompt, {persist});
+    // The turn's logits processors too: its tool-call grammar is compiled now, not on its first token.
+    const logitsProcessors = await this.worker.call("logitsProcessors");
+    return this.model.prefill(prompt, {persist, logitsProcessors});
   }
 
   /** Stops the turn: the current generation ends within a token and no further tool runs. */
@@ -217,8 +219,10 @@ export class AgentHost {
   }
 
   /**
-   * {thinking, temperature, enabledTools, allowNetwork, timezone, maxSteps, maxTokens, systemPrompt}.
+   * {thinking, temperature, enabledTools, allowNetwork, timezone, maxSteps, maxTokens, systemPrompt, toolCalls}.
    * enabledTools: names of registered tools, or null for the default set (see tools()).
+   * toolCalls: "auto" (default: calls constrained to the tools' schemas), "required" or a tool's name
+   * (the turn's first reply must call one / that one), "none" (no call), "off" (unconstrained).
    */
   setSettings(settings) {
     if ("allowNetwork" in settings) this.allowNetwork = Boolean(settings.allowNetwork);

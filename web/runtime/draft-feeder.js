@@ -19,8 +19,12 @@ import {proposeDraft} from "./prompt-lookup.js";
 import {NO_PHASE_TIMES} from "./phase-times.js";
 
 export class DraftFeeder {
-  /** @param runner a ModelRunner; @param maxDraft most guessed tokens per call (0: one token per call) */
-  constructor(runner, maxDraft) {
+  /**
+   * @param runner a ModelRunner; @param maxDraft most guessed tokens per call (0: one token per call)
+   * @param trimDraft optional (draft) -> how many of its tokens to keep: a grammar stops a guess at
+   *   the first token it would refuse (that token could never be picked, so checking it is wasted)
+   */
+  constructor(runner, maxDraft, trimDraft = null) {
     this.runner = runner;
     this.maxDraft = runner.scoresSeveralPositions ? maxDraft : 0;
     this.limit = Math.min(this.maxDraft, 4);  // adapts to how many guesses hold
@@ -33,6 +37,7 @@ export class DraftFeeder {
     this.fed = [];         // the tokens of the last call
     this.pending = [];     // [{tokenId, logits}]: guesses of the last call not yet confirmed, with the logits after them
     this.checkpoint = null;  // the state before the last call (models whose state cannot be cut back)
+    this.trimDraft = trimDraft;
     this.stats = {modelCalls: 0, draftedTokens: 0, acceptedDraftTokens: 0};
   }
 
@@ -43,7 +48,8 @@ export class DraftFeeder {
       return this.pending.shift().logits;
     }
     await this.#adaptAndDropPending();
-    const draft = this.maxDraft ? proposeDraft(history, this.limit, this.lookup) : [];
+    let draft = this.maxDraft ? proposeDraft(history, this.limit, this.lookup) : [];
+    if (draft.length && this.trimDraft) draft = draft.slice(0, this.trimDraft(draft));
     this.stats.modelCalls++;
     if (!draft.length) {
       this.fed = [];

@@ -4,7 +4,7 @@
 // checks guessed tokens several per call where the graph allows (draft-feeder.js).
 import {StopReasons, GENERATE_OPTION_KEYS} from "./protocol.js";
 import {applyRepetitionPenalty, createRng, sampleToken, validateSamplingOptions} from "./sampling.js";
-import {createLogitsProcessors} from "./logits-processors.js";
+import {createLogitsProcessors, disposeLogitsProcessors} from "./logits-processors.js";
 import {StreamingDetokenizer} from "./tokenizer.js";
 import {StopStringFilter} from "./stop-strings.js";
 import {PhaseTimes} from "./phase-times.js";
@@ -88,10 +88,13 @@ async function runPrompt({runner, prefix, promptState}, promptIds, reusePrefix, 
  * later page loads (prompt-state.js). Returns {promptTokens, reusedTokens, restoredTokens
  * (of reusedTokens, those from a stored state), prefillMs, cancelled, promptState (a PromptStateReport, or null)}.
  */
-export async function prefill(loaded, promptIds, hooks, {persist = false} = {}) {
+export async function prefill(loaded, promptIds, hooks, {persist = false, logitsProcessors = []} = {}) {
   const {runner, manifest, promptState} = loaded;
   checkPromptIds(promptIds, manifest);
   const started = performance.now();
+  // The next generation's processors, made now and dropped: a grammar is then compiled
+  // (and cached) before the first token is asked for.
+  disposeLogitsProcessors(await createLogitsProcessors(logitsProcessors, processorContext(loaded)));
   const {reusedTokens, restoredTokens} = await runPrompt(loaded, promptIds, true, hooks, true);
   const cancelled = runner.processedIds.length < promptIds.length;
   if (persist && !cancelled) await promptState?.save(promptIds);
@@ -104,11 +107,22 @@ export async function prefill(loaded, promptIds, hooks, {persist = false} = {}) 
  * Returns the stats object of the contract.
  */
 export async function generate(loaded, promptIds, rawOptions, hooks) {
+  checkPromptIds(promptIds, loaded.manifest);
+  const options = normalizeGenerateOptions(rawOptions, loaded.manifest);
+  const processors = await createLogitsProcessors(options.logitsProcessors, processorContext(loaded));
+  try {
+    return await runGeneration(loaded, promptIds, options, processors, hooks);
+  } finally {
+    disposeLogitsProcessors(processors);
+  }
+}
+
+function processorContext({tokenizer, manifest}) {
+  return {tokenizer, manifest, vocabSize: manifest.vocab_size};
+}
+
+async function runGeneration(loaded, promptIds, options, processors, hooks) {
   const {runner, prefix, tokenizer, manifest} = loaded;
-  checkPromptIds(promptIds, manifest);
-  const vocab = manifest.vocab_size;
-  const options = normalizeGenerateOptions(rawOptions, manifest);
-  const processors = createLogitsProcessors(options.logitsProcessors, {tokenizer, manifest, vocabSize: vocab});
   const rng = createRng(options.seed);
   const eos = new Set(options.stopOnEos ? manifest.eos_token_ids ?? [] : []);
 
@@ -124,7 +138,7 @@ export async function generate(loaded, promptIds, rawOptions, hooks) {
             tokensPerSecond: 0, stopReason: StopReasons.CANCELLED, modelMs: runner.sessionMs - sessionMsBefore};
   }
   // Guessed tokens are only usable when the choice is deterministic (greedy).
-  const feeder = new DraftFeeder(runner, options.temperature === 0 ? options.draftTokens : 0);
+  const feeder = new DraftFeeder(runner, options.temperature === 0 ? options.draftTokens : 0, draftTrimmer(processors));
   const detokenizer = new StreamingDetokenizer(tokenizer);
   const stops = new StopStringFilter(options.stopStrings);
   const seen = promptIds.slice();
@@ -137,7 +151,10 @@ export async function generate(loaded, promptIds, rawOptions, hooks) {
   for (;;) {
     if (hooks.isCancelled()) { stopReason = StopReasons.CANCELLED; break; }
     const rawLogits = options.returnLogits ? logits.slice() : undefined;
-    for (const processor of processors) processor.process(logits, seen);
+    for (const processor of processors) {
+      const pending = processor.process(logits, seen);
+      if (pending) await pending;  // only processors that need it (a grammar's mask) cost an await
+    }
     applyRepetitionPenalty(logits, seen, options.repetitionPenalty);
     const tokenId = sampleToken(logits, options, rng);
     for (const processor of processors) processor.accept(tokenId);
@@ -182,5 +199,13 @@ export async function generate(loaded, promptIds, rawOptions, hooks) {
     gpuTensorsDisposed: runner.refs.gpuTensorsDisposed,  // replaced GPU state tensors freed so far (running total)
     decodePhaseMs: times.toJSON(),  // decodeMs split by phase: run (inside onnxruntime), feeds, outputs, sample, ...
     ...feeder.stats,  // decode's modelCalls, draftedTokens (guessed from the context), acceptedDraftTokens
+    ...Object.assign({}, ...processors.map((processor) => processor.stats)),  // e.g. grammarCompileMs, grammarMaskMs
   };
+}
+
+// Guesses only as far as every processor allows (a grammar refuses what cannot follow).
+function draftTrimmer(processors) {
+  const trimming = processors.filter((processor) => processor.trimDraft);
+  if (!trimming.length) return null;
+  return (draft) => trimming.reduce((kept, processor) => processor.trimDraft(draft.slice(0, kept)), draft.length);
 }

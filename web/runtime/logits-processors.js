@@ -1,11 +1,17 @@
 // Hooks that edit the logits before sampling, named in generate options as
-// `logitsProcessors: [{name, args}]`. This is where schema-constrained
-// decoding plugs in: a processor sees every logits vector and every chosen
-// token, so it can mask what the grammar does not allow.
+// `logitsProcessors: [{name, args}]`. A processor sees every logits vector and every
+// chosen token, so it can mask what a grammar does not allow ("tool-call-grammar":
+// grammar/tool-call-grammar.js).
 //
-// A factory gets (args, context) with context = {tokenizer, manifest, vocabSize}
-// and returns {process(logits, tokenIds), accept(tokenId)}; process edits
-// logits in place, accept is told the token that was chosen.
+// A factory gets (args, context) with context = {tokenizer, manifest, vocabSize} and
+// returns (or resolves to: compiling a grammar is async) an object with
+//   process(logits, tokenIds)  edits logits in place; may return a promise, which the
+//                              decode loop then awaits (only then: the free path stays sync)
+//   accept(tokenId)            told the token that was chosen
+//   trimDraft(draft)           optional: how many of these guessed next tokens it allows in a row
+//   stats                      optional: figures added to the generation's stats
+//   dispose()                  optional: frees what it holds when the generation ends
+import {createToolCallGrammar} from "./grammar/tool-call-grammar.js";
 
 const registry = new Map();
 
@@ -20,15 +26,27 @@ export function listLogitsProcessors() {
 }
 
 /** Builds the processors named in options; an unknown name is an error that lists the known ones. */
-export function createLogitsProcessors(specs = [], context) {
+export async function createLogitsProcessors(specs = [], context) {
   if (!Array.isArray(specs)) throw new TypeError("logitsProcessors must be an array of {name, args}");
-  return specs.map((spec) => {
+  const factories = specs.map((spec) => {
     const factory = registry.get(spec?.name);
     if (!factory) {
       throw new Error(`unknown logits processor "${spec?.name}"; known: ${listLogitsProcessors().join(", ") || "none"}`);
     }
-    return factory(spec.args ?? {}, context);
+    return [factory, spec.args ?? {}];
   });
+  const made = await Promise.allSettled(factories.map(async ([factory, args]) => factory(args, context)));
+  const processors = made.filter((result) => result.status === "fulfilled").map((result) => result.value);
+  const failed = made.find((result) => result.status === "rejected");
+  if (failed) {
+    disposeLogitsProcessors(processors);
+    throw failed.reason;
+  }
+  return processors;
+}
+
+export function disposeLogitsProcessors(processors) {
+  for (const processor of processors) processor.dispose?.();
 }
 
 // Built-in: add a fixed bias to some token ids ({bias: {"123": -100}}).
@@ -47,3 +65,6 @@ registerLogitsProcessor("token-bias", ({bias = {}}, {vocabSize}) => {
     accept() {},
   };
 });
+
+// Grammar-constrained tool calls (args from botpsy_agent.grammar.logits_processor_spec).
+registerLogitsProcessor("tool-call-grammar", createToolCallGrammar);

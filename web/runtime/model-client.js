@@ -86,8 +86,12 @@ export class ModelClient {
    * from it instead of computing it (for a prompt start that stays the same across visits: system
    * prompt and tools). Resolves to {promptTokens, reusedTokens, restoredTokens (of reusedTokens, those
    * from a stored state), prefillMs, cancelled, promptState: {restoredTokens, restoreMs, storedBytes, rejected}}.
+   * `logitsProcessors`: those of the coming generate, made once now so that their setup (compiling a
+   * tool-call grammar) is done and cached before its first token.
    */
-  prefill(prompt, {persist = false} = {}) { return this.#call(Verbs.PREFILL, {prompt, options: {persist}}); }
+  prefill(prompt, {persist = false, logitsProcessors = []} = {}) {
+    return this.#call(Verbs.PREFILL, {prompt, options: {persist, logitsProcessors}});
+  }
 
   /** Stops the running generate within a token (its stats say stopReason "cancelled"). */
   cancel() {

@@ -12,8 +12,9 @@
 export const Verbs = Object.freeze({
   LOAD: "load",             // args: {folderUrl, backend, dtype}          -> LoadInfo
   GENERATE: "generate",     // args: {prompt, options}                    -> stats
-  PREFILL: "prefill",       // args: {prompt, options: {persist}}  runs the prompt into the reusable state, generates
-                            // nothing; persist: also stores it for later page loads (prompt-state.js)
+  PREFILL: "prefill",       // args: {prompt, options: {persist, logitsProcessors}}  runs the prompt into the reusable state,
+                            // generates nothing; persist: also stores it for later page loads (prompt-state.js);
+                            // logitsProcessors: made (a grammar compiled and cached) for the coming generate
                             //   -> {promptTokens, reusedTokens, restoredTokens, prefillMs, cancelled, promptState}
   CANCEL: "cancel",         // args: {}  stops the running generate within a token
   TOKENIZE: "tokenize",     // args: {text}                               -> number[]

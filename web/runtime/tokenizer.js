@@ -5,6 +5,9 @@ import {Tokenizer} from "/node_modules/@huggingface/tokenizers/dist/tokenizers.m
 export class TextTokenizer {
   constructor(tokenizerJson, tokenizerConfig) {
     this.inner = new Tokenizer(tokenizerJson, tokenizerConfig ?? {});
+    // Kept for rawTokenTable (a grammar's token table); the rest of the JSON is let go.
+    this.raw = {vocab: tokenizerJson.model?.vocab ?? {}, added: tokenizerJson.added_tokens ?? [],
+                decoder: tokenizerJson.decoder ?? null};
   }
 
   static fromBytes(tokenizerBytes, configBytes) {
@@ -20,10 +23,32 @@ export class TextTokenizer {
     return this.inner.encode(text, {add_special_tokens: false}).ids;
   }
 
+  /**
+   * Every token id's own string as tokenizer.json spells it (byte-level symbols as they are,
+   * special tokens included; "" for ids the tokenizer lacks, e.g. vocabulary padding), and
+   * how those strings encode bytes ("byte_level", "byte_fallback" or "raw"): what a grammar
+   * engine needs to know which text each token writes.
+   */
+  rawTokenTable(size) {
+    const tokens = new Array(size).fill("");
+    const place = (text, id) => { if (Number.isInteger(id) && id >= 0 && id < size) tokens[id] = text; };
+    if (Array.isArray(this.raw.vocab)) this.raw.vocab.forEach((entry, id) => place(Array.isArray(entry) ? entry[0] : entry, id));
+    else for (const [text, id] of Object.entries(this.raw.vocab)) place(text, id);
+    for (const {id, content} of this.raw.added) place(content, id);
+    return {tokens, vocabType: vocabTypeOf(this.raw.decoder)};
+  }
+
   decode(ids) {
     if (!ids.length) return "";
     return this.inner.decode(ids, {skip_special_tokens: false, clean_up_tokenization_spaces: false});
   }
+}
+
+function vocabTypeOf(decoder) {
+  const kinds = decoder?.type === "Sequence" ? (decoder.decoders ?? []).map((d) => d.type) : [decoder?.type];
+  if (kinds.includes("ByteLevel")) return "byte_level";
+  if (kinds.includes("ByteFallback")) return "byte_fallback";
+  return "raw";
 }
 
 const REPLACEMENT_CHARACTER = "\uFFFD";
