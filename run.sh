@@ -26,7 +26,11 @@ setup_python() {
   # BFCL's data for `botpsy-web eval`: --no-deps, as a normal install pins numpy 1.26 and pulls dozens of SDKs
   .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps bfcl-eval==2026.3.23 2>&1 \
     | grep -vE "^WARNING: Location|^\s*$" || true
-  .venv/bin/python -c 'import botpsy_web, botpsy_export, botpsy_agent, torch' \
+  # PyPI xgrammar (the tool-call grammar tests) declares triton and transformers as dependencies but
+  # needs neither on CPU: without --no-deps pip would pull triton's ~150 MB for nothing.
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps xgrammar==0.2.9 apache-tvm-ffi==0.1.15.post2 2>&1 \
+    | grep -vE "^WARNING: Location|^\s*$" || true
+  .venv/bin/python -c 'import botpsy_web, botpsy_export, botpsy_agent, torch, xgrammar' \
     || { echo "error: the Python environment did not install; see the pip output above"; exit 1; }
 }
 

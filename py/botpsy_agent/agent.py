@@ -24,6 +24,7 @@ from typing import AsyncIterator, Awaitable, Callable, Protocol
 
 from .chat_format import ChatFormat, prompt_leaves_thinking_open
 from .conversation import Conversation
+from .grammar import logits_processor_spec
 from .parsing import ModelOutputParser
 from .provenance import ProvenanceStore
 from .results import cap_length, error_text, result_text
@@ -50,6 +51,10 @@ class AgentOptions:
     max_tokens: int = 1024
     temperature: float = 0.6
     system_prompt: str = "You are BotPsy, a helpful assistant running privately on the user's device."
+    # Tool calls constrained to the offered tools' schemas (botpsy_agent.grammar): "auto",
+    # "required" or a tool's name (the turn's first reply must call it; later steps are
+    # "auto", or the model could never answer), "none" (no call) or "off" (unconstrained).
+    tool_calls: str = "auto"
 
 
 @dataclass
@@ -134,7 +139,8 @@ class Agent:
                 pieces = []
                 # aclosing: an error while handling a chunk closes the model's stream at once,
                 # so the model stops generating instead of running on to max_tokens.
-                async with contextlib.aclosing(self.model.generate(prompt, self._generation_options())) as stream:
+                options = self._generation_options(prompt, first_step=step == 1)
+                async with contextlib.aclosing(self.model.generate(prompt, options)) as stream:
                     async for chunk in stream:
                         pieces.append(chunk)
                         for event in _stream_events(parser.feed(chunk)):
@@ -248,8 +254,25 @@ class Agent:
             return f"Error: InvalidArguments for {tool.name}: {'; '.join(issues)}"
         return None
 
-    def _generation_options(self) -> dict:
-        return {"maxTokens": self.options.max_tokens, "temperature": self.options.temperature}
+    def _generation_options(self, prompt: str, first_step: bool = True) -> dict:
+        options = {"maxTokens": self.options.max_tokens, "temperature": self.options.temperature}
+        processors = self.logits_processors(prompt, first_step)
+        if processors:
+            options["logitsProcessors"] = processors
+        return options
+
+    def logits_processors(self, prompt: str | None = None, first_step: bool = True) -> list[dict]:
+        """The runtime's logits processors for a generation from `prompt` (default: the next
+        turn's first): the tool-call grammar of the tools the prompt offers, per options.tool_calls."""
+        mode = self.options.tool_calls
+        if not first_step and mode not in ("none", "off"):
+            mode = "auto"
+        if prompt is None:
+            prompt = self.render_prompt(({"role": "user", "content": "A"},))
+        spec = logits_processor_spec([tool.spec() for tool in self.active_tools()],
+                                     self.chat_format.tool_call_format, mode,
+                                     thinking=prompt_leaves_thinking_open(prompt))
+        return [spec] if spec else []
 
 
 def _stream_events(parser_events) -> list[dict]:

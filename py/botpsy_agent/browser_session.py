@@ -15,6 +15,7 @@ from typing import Any
 from . import bridge, tools as builtin_tools_package
 from .agent import Agent, AgentOptions
 from .chat_format import ChatFormat
+from .grammar import TOOL_CALL_MODES
 from .tool_selection import DEFAULT_ENABLED_TOOLS, check_enabled_tools
 from .tooling import Settings, Tool, ToolContext, UserFile
 from .tools import add_user_file, due_reminders
@@ -22,7 +23,7 @@ from .tools import add_user_file, due_reminders
 SETTING_NAMES = {"thinking": "thinking", "enabledTools": "enabled_tools",
                  "allowNetwork": "allow_network", "timezone": "timezone"}
 OPTION_NAMES = {"temperature": "temperature", "maxSteps": "max_steps", "maxTokens": "max_tokens",
-                "systemPrompt": "system_prompt", "maxResultChars": "max_result_chars"}
+                "systemPrompt": "system_prompt", "maxResultChars": "max_result_chars", "toolCalls": "tool_calls"}
 
 
 def builtin_tools() -> list[Tool]:
@@ -70,6 +71,10 @@ class AgentSession:
                              f"known: {sorted(SETTING_NAMES) + sorted(OPTION_NAMES)}")
         if "enabledTools" in changes:
             changes["enabledTools"] = check_enabled_tools(changes["enabledTools"], list(self.agent.tools))
+        if "toolCalls" in changes:
+            check_tool_calls(changes["toolCalls"], list(self.agent.tools))
+            if changes["toolCalls"] is None:  # the model's default
+                changes["toolCalls"] = self.default_tool_calls
         if changes.get("timezone") is not None and not isinstance(changes["timezone"], str):
             raise ValueError(f"timezone must be an IANA zone name or null, got {changes['timezone']!r}")
         for key, value in changes.items():
@@ -126,6 +131,11 @@ class AgentSession:
                 final = event
         return json.dumps(final)
 
+    def logits_processors(self) -> str:
+        """The next turn's first generation's logits processors (the tool-call grammar) as JSON:
+        the page's warm-up hands them to the runtime, which compiles the grammar ahead."""
+        return json.dumps(self.agent.logits_processors())
+
     def prompt_prefix(self) -> str:
         """What the next turn's prompts start with (Agent.render_prompt_prefix), for the page to prefill."""
         return self.agent.render_prompt_prefix()
@@ -147,9 +157,22 @@ def create_session(host: Any, tokenizer_config_json: str, manifest_json: str,
                    include_builtin_tools: bool = True, special_tokens_json: str = "[]") -> AgentSession:
     """special_tokens_json: the content of every added token in the folder's tokenizer.json
     (defused in untrusted text, py/botpsy_agent/safety.py)."""
-    chat_format = ChatFormat.from_model_files(json.loads(tokenizer_config_json),
-                                              json.loads(manifest_json or "{}"))
+    manifest = json.loads(manifest_json or "{}")
+    chat_format = ChatFormat.from_model_files(json.loads(tokenizer_config_json), manifest)
     special_tokens = json.loads(special_tokens_json or "[]")
     if not isinstance(special_tokens, list) or not all(isinstance(token, str) for token in special_tokens):
         raise ValueError(f"special tokens must be a JSON list of strings, got {special_tokens_json[:80]!r}")
-    return AgentSession(host, chat_format, include_builtin_tools, tuple(special_tokens))
+    session = AgentSession(host, chat_format, include_builtin_tools, tuple(special_tokens))
+    # Constrained by default when the folder names its tool-call format; a format only guessed
+    # from the template is left unconstrained unless the person asks (toolCalls).
+    session.default_tool_calls = "auto" if manifest.get("tool_call_format") else "off"
+    session.agent.options.tool_calls = session.default_tool_calls
+    return session
+
+
+def check_tool_calls(value: Any, tool_names: list[str]) -> None:
+    """`toolCalls` as given by the page: one of TOOL_CALL_MODES, a registered tool's name, or
+    None (the model's default)."""
+    if value is not None and (not isinstance(value, str) or (value not in TOOL_CALL_MODES and value not in tool_names)):
+        raise ValueError(f"toolCalls must be one of {', '.join(TOOL_CALL_MODES)}, a tool's name or null "
+                         f"(the model's default), got {value!r}")

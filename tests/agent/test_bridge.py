@@ -101,7 +101,10 @@ def test_session_runs_a_turn_and_emits_json_events():
     assert final["text"] == "It is 42."
     results = [event for event in host.events if event["type"] == "tool_result"]
     assert results[0]["name"] == "calculator" and "42" in results[0]["result"]
-    assert host.generations[0][1] == {"maxTokens": 1024, "temperature": 0.6}
+    options = host.generations[0][1]
+    assert {key: options[key] for key in ("maxTokens", "temperature")} == {"maxTokens": 1024, "temperature": 0.6}
+    # the model's tool calls are constrained to the offered tools by default
+    assert [processor["name"] for processor in options["logitsProcessors"]] == ["tool-call-grammar"]
 
 
 def test_settings_reach_the_agent_and_bad_ones_are_named():

@@ -25,6 +25,7 @@ function capabilities() {
     fetch_text: (url) => page.call("fetchUrl", {url}),
     call_host_tool: (name, argumentsJson) => page.call("callHostTool", {name, argumentsJson}),
     // run_python: the code runs in the page's sandbox frame, never in this worker (web/sandbox/).
+    run_python: (requestJson) => page.call("runPython", {requestJson}),
     emit: (eventJson) => page.sendEvent(JSON.parse(eventJson)),
   };
 }

@@ -39,6 +39,7 @@ const settings = new SettingsPanel({
   toolToggles: $("tool-toggles"),
   toolCount: $("tool-count"),
   network: $("network-toggle"),
+  toolCalls: $("tool-calls-select"),
   onChange: (current) => session.setSettings(current),
 });
 

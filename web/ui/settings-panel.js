@@ -8,6 +8,7 @@ export const DEFAULT_SETTINGS = Object.freeze({
   temperature: 0.7,
   toolChoices: {}, // {toolName: true|false} where the person changed the agent's default set
   allowNetwork: false,
+  toolCalls: null, // null: the model's default ("auto" when its folder names a tool-call format)
 });
 // The tools that reach the network (py/botpsy_agent/safety.py NETWORK_TOOLS): on with "Allow web fetches".
 const NETWORK_TOOLS = ["fetch_url"];
@@ -43,6 +44,7 @@ export function agentSettings(settings, tools) {
     thinking: settings.thinking,
     temperature: settings.temperature,
     allowNetwork: settings.allowNetwork,
+    toolCalls: settings.toolCalls,
   };
   // Until the person changes a tool, the agent's own default set applies (enabledTools null);
   // it keeps the prompt short, and every tool listed costs prefill time.
@@ -53,8 +55,8 @@ export function agentSettings(settings, tools) {
 }
 
 export class SettingsPanel {
-  constructor({ thinking, temperature, temperatureValue, toolToggles, toolCount, network, onChange }) {
-    this.inputs = { thinking, temperature, temperatureValue, toolToggles, toolCount, network };
+  constructor({ thinking, temperature, temperatureValue, toolToggles, toolCount, network, toolCalls, onChange }) {
+    this.inputs = { thinking, temperature, temperatureValue, toolToggles, toolCount, network, toolCalls };
     this.onChange = onChange;
     this.settings = loadSettings();
     this.tools = [];
@@ -62,6 +64,10 @@ export class SettingsPanel {
     temperature.value = String(this.settings.temperature);
     temperatureValue.textContent = this.settings.temperature.toFixed(2);
     network.checked = this.settings.allowNetwork;
+    if (toolCalls) {  // "" in the select stands for null (the model's default)
+      toolCalls.value = this.settings.toolCalls ?? "";
+      toolCalls.addEventListener("change", () => this.#update({ toolCalls: toolCalls.value || null }));
+    }
     thinking.addEventListener("change", () => this.#update({ thinking: thinking.checked }));
     temperature.addEventListener("input", () => {
       temperatureValue.textContent = Number(temperature.value).toFixed(2);

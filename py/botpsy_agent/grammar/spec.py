@@ -10,6 +10,7 @@ inside a call. The model worker compiles and applies it (web/runtime/grammar/).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from .ebnf import Rules, text_without
@@ -24,6 +25,8 @@ CALL_OPEN, CALL_CLOSE, THINK_CLOSE = "<tool_call>", "</tool_call>", "</think>"
 # tool the reply must start by calling.
 TOOL_CALL_MODES = ("auto", "required", "none", "off")
 CALL_GRAMMARS = {"qwen3_coder_xml": qwen_xml_call, "hermes_json": hermes_json_call}
+_MAX_BUILT = 8
+_built: dict[str, str] = {}  # recent specs, as JSON, oldest first
 
 
 @dataclass(frozen=True)
@@ -94,8 +97,14 @@ def logits_processor_spec(tools: list[dict], tool_call_format: str | None, mode:
     open (Qwen3.5 with thinking on), so a required call comes after </think>."""
     if mode == "off" or tool_call_format is None:
         return None
-    tag, notes = structural_tag(tools, tool_call_format, mode, thinking)
-    return {"name": PROCESSOR_NAME, "args": {"structuralTag": tag, "notes": notes}}
+    # The agent asks again at every step with the same tools: built once per tool set.
+    key = json.dumps([tools, tool_call_format, mode, thinking], sort_keys=True, default=repr)
+    if key not in _built:
+        tag, notes = structural_tag(tools, tool_call_format, mode, thinking)
+        _built[key] = json.dumps({"name": PROCESSOR_NAME, "args": {"structuralTag": tag, "notes": notes}})
+        while len(_built) > _MAX_BUILT:
+            del _built[next(iter(_built))]
+    return json.loads(_built[key])  # a fresh copy: callers may change theirs
 
 
 def _call_tag(schemas: list[ToolSchema], tool_call_format: str, notes: GrammarNotes) -> dict:
