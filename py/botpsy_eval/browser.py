@@ -13,7 +13,7 @@ from pathlib import Path
 from botpsy_web.serve import serve_in_background
 from botpsy_web.verify_browser import CHROMIUM_ARGS, CHROMIUM_PATH, open_harness
 
-from .generation import Generation
+from .generation import Generation, GenerationError
 
 _LOAD = """
 async ({folderUrl, backend, dtype}) => {
@@ -50,13 +50,23 @@ class BrowserModel:
         self.name = f"browser {self.info['dtype']}"
 
     def generate(self, prompt: str, max_tokens: int, logits_processors: list | None = None) -> Generation:
-        result = self.page.evaluate(_GENERATE, {"prompt": prompt, "maxTokens": max_tokens,
-                                                "logitsProcessors": logits_processors or []})
+        from playwright.sync_api import Error as PlaywrightError
+
+        try:
+            result = self.page.evaluate(_GENERATE, {"prompt": prompt, "maxTokens": max_tokens,
+                                                    "logitsProcessors": logits_processors or []})
+        except PlaywrightError as error:
+            raise GenerationError(first_line(error)) from None
         return Generation(result["text"], result["tokenIds"], result["promptTokens"], result["stopReason"],
                           result["seconds"])
 
     def close(self) -> None:
         self.page.evaluate("() => { window.botpsyEval?.client.terminate(); window.botpsyEval = undefined; }")
+
+
+def first_line(error) -> str:
+    """The runtime's own message, without the browser's stack."""
+    return str(error).splitlines()[0].removeprefix("Page.evaluate: ").removeprefix("Error: ")
 
 
 @contextmanager

@@ -143,8 +143,9 @@ def run(args) -> int:
     try:
         results = run_eval(settings, on_run=on_run, on_stage=progress.stage)
     except PlaywrightError as error:  # the runtime's own message (e.g. "WebGPU unavailable ..."), no stack
-        message = str(error).splitlines()[0].removeprefix("Page.evaluate: ").removeprefix("Error: ")
-        print(f"\nerror: the browser run failed: {message}", file=sys.stderr)
+        from .browser import first_line
+
+        print(f"\nerror: the browser run failed: {first_line(error)}", file=sys.stderr)
         return 1
     except ExportError as error:  # the PyTorch reference could not load the folder's source
         print(f"\nerror: the PyTorch reference could not load the model: {error}", file=sys.stderr)

@@ -12,3 +12,7 @@ class Generation:
     prompt_tokens: int
     stop_reason: str        # "eos" | "stop_string" | "max_tokens"
     seconds: float
+
+
+class GenerationError(RuntimeError):
+    """One prompt could not be generated (the runtime's own message); the run goes on."""

@@ -7,6 +7,7 @@ The JSON summary (`botpsy-web eval --json` prints it as its last line):
      "accuracy": {"browser": {dtype: {"free"|"constrained": {category: 0..1, "overall": 0..1}}},
                   "pytorch": {"free": {category: 0..1, "overall": 0..1}}},
      "unparsed_calls": {"browser": {dtype: {mode: n}}, "pytorch": {"free": n}},
+     "failed_generations": same nesting: cases whose generation failed (counted wrong; the reason is in the outputs),
      "mean_prompt_tokens" / "mean_output_tokens" / "seconds_per_engine": same nesting as unparsed_calls,
      "fp32_vs_pytorch": {"compared": n, "same_tokens": n, "differing": [{"id", "browser_correct", "pytorch_correct"}]}
                         (only when both ran),
@@ -81,6 +82,7 @@ def summarize(results: EvalResults, outputs_path: Path | None) -> dict:
         "max_tokens": settings.max_tokens, "cases": dict(cases),
         "accuracy": _nested(groups, _accuracy),
         "unparsed_calls": _nested(groups, lambda runs: sum(len(run.unparsed) for run in runs)),
+        "failed_generations": _nested(groups, lambda runs: sum(run.stop_reason == "error" for run in runs)),
         "mean_prompt_tokens": _nested(groups, lambda runs: round(statistics.mean(r.prompt_tokens for r in runs), 1)),
         "mean_output_tokens": _nested(groups, lambda runs: round(statistics.mean(r.output_tokens for r in runs), 1)),
         "seconds_per_engine": _nested(groups, lambda runs: round(sum(r.seconds for r in runs), 1)),
@@ -122,6 +124,7 @@ def format_table(summary: dict) -> str:
     total = sum(summary["cases"].values())
     rows = [("overall (mean)", "accuracy", lambda v: f"{v['overall']:.3f}"),
             ("unparsed calls", "unparsed_calls", str),
+            ("failed generations", "failed_generations", str),
             ("mean prompt tokens", "mean_prompt_tokens", lambda v: f"{v:.0f}"),
             ("mean output tokens", "mean_output_tokens", lambda v: f"{v:.1f}"),
             ("seconds", "seconds_per_engine", lambda v: f"{v:.0f}")]

@@ -10,11 +10,14 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Protocol
 
-from .checker import score_case
+from botpsy_agent.chat_format import ChatFormat
+
+from .checker import Verdict, score_case
 from .data import Case, load_cases
-from .pipeline import RenderedCase, chat_format_for, read_calls, render_case
+from .generation import Generation, GenerationError
+from .pipeline import ReadCalls, RenderedCase, chat_format_for, read_calls, render_case
 
 TOOL_CALL_MODES = ("free", "constrained")
 REFERENCES = ("pytorch",)
@@ -51,7 +54,7 @@ class CaseRun:
     reason: str
     prompt_tokens: int
     output_tokens: int
-    stop_reason: str
+    stop_reason: str            # "eos" | "stop_string" | "max_tokens", or "error" when generation failed
     seconds: float
 
     def as_json(self) -> dict:
@@ -79,6 +82,37 @@ def constrained_processors(rendered: RenderedCase, tool_call_format: str) -> lis
     return [spec] if spec else []
 
 
+class Generator(Protocol):
+    """What runs a prompt: browser.BrowserModel, reference.TorchModel."""
+
+    def generate(self, prompt: str, max_tokens: int, logits_processors: list | None = None) -> Generation: ...
+
+
+def run_cases(model: Generator, engine: tuple[str, str, str], rendered: list[RenderedCase], chat_format: ChatFormat,
+              max_tokens: int, on_run: Callable[[CaseRun], None] = lambda run: None) -> list[CaseRun]:
+    """Every case through one engine (name, dtype, tool-call mode), scored."""
+    name, dtype, mode = engine
+    runs = []
+    for item in rendered:
+        processors = constrained_processors(item, chat_format.tool_call_format) if mode == "constrained" else []
+        try:
+            generation = model.generate(item.prompt, max_tokens, processors)
+        except GenerationError as error:  # recorded and counted wrong, whatever the category
+            generation = Generation("", [], 0, "error", 0.0)
+            verdict = Verdict(False, f"generation failed: {error}")
+            read = ReadCalls([], [], "")
+        else:
+            read = read_calls(chat_format, item, generation.text)
+            verdict = score_case(item.case, read.calls)
+        run = CaseRun(name, dtype, mode, item.case.category, item.case.id, item.prompt, generation.text,
+                      generation.token_ids, [{"name": c.name, "arguments": c.arguments} for c in read.calls],
+                      read.unparsed, verdict.correct, verdict.reason, generation.prompt_tokens,
+                      len(generation.token_ids), generation.stop_reason, round(generation.seconds, 3))
+        runs.append(run)
+        on_run(run)
+    return runs
+
+
 def plan_size(settings: EvalSettings, case_count: int) -> int:
     browser = len(settings.dtypes) * len(settings.tool_calls)
     return case_count * (browser + (1 if settings.reference else 0))
@@ -92,19 +126,6 @@ def run_eval(settings: EvalSettings, on_run: Callable[[CaseRun], None] = lambda 
     rendered = [render_case(chat_format, case) for case in cases]
     results = EvalResults(settings, Path(settings.folder).name, cases)
 
-    def run_all(model, engine: str, dtype: str, mode: str):
-        for item in rendered:
-            processors = constrained_processors(item, chat_format.tool_call_format) if mode == "constrained" else []
-            generation = model.generate(item.prompt, settings.max_tokens, processors)
-            read = read_calls(chat_format, item, generation.text)
-            verdict = score_case(item.case, read.calls)
-            run = CaseRun(engine, dtype, mode, item.case.category, item.case.id, item.prompt, generation.text,
-                          generation.token_ids, [{"name": c.name, "arguments": c.arguments} for c in read.calls],
-                          read.unparsed, verdict.correct, verdict.reason, generation.prompt_tokens,
-                          len(generation.token_ids), generation.stop_reason, round(generation.seconds, 3))
-            results.runs.append(run)
-            on_run(run)
-
     if settings.dtypes:
         from .browser import BrowserModel, browser_page
 
@@ -116,7 +137,8 @@ def run_eval(settings: EvalSettings, on_run: Callable[[CaseRun], None] = lambda 
                 try:
                     for mode in settings.tool_calls:
                         on_stage(f"browser {dtype} {mode}")
-                        run_all(model, "browser", dtype, mode)
+                        results.runs += run_cases(model, ("browser", dtype, mode), rendered, chat_format,
+                                                  settings.max_tokens, on_run)
                 finally:
                     model.close()
     if settings.reference == "pytorch":
@@ -125,7 +147,8 @@ def run_eval(settings: EvalSettings, on_run: Callable[[CaseRun], None] = lambda 
         on_stage("loading the PyTorch reference")
         model = TorchModel(settings.folder, settings.torch_threads)
         on_stage("pytorch fp32 free")
-        run_all(model, "pytorch", "fp32", "free")
+        results.runs += run_cases(model, ("pytorch", "fp32", "free"), rendered, chat_format,
+                                  settings.max_tokens, on_run)
         model.close()
     results.seconds = time.perf_counter() - started
     return results
