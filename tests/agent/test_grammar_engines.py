@@ -1,0 +1,79 @@
+"""The grammars botpsy_agent.grammar writes mean the same to both builds of xgrammar: PyPI's
+(the CPython tests) and npm's @mlc-ai/web-xgrammar (what the model worker runs), checked
+string by string in Node with the very bundle the page loads."""
+
+import json
+import shutil
+import subprocess
+
+import pytest
+import xgrammar as xgr
+from xgrammar.testing import _is_grammar_accept_string
+
+from botpsy_agent.browser_session import builtin_tools
+from botpsy_agent.grammar import structural_tag
+from botpsy_web import REPO_ROOT
+
+BUNDLE = REPO_ROOT / "node_modules/@mlc-ai/web-xgrammar/lib/index.js"
+
+# Node cannot import the UMD bundle as a module, but can require a .cjs copy of it.
+ACCEPT_SCRIPT = """
+const xgr = require(process.argv[2]);
+let input = "";
+process.stdin.on("data", (chunk) => { input += chunk; }).on("end", async () => {
+  const cases = JSON.parse(input);
+  const out = [];
+  for (const {tag, strings} of cases) {
+    const grammar = await xgr.Grammar.fromStructuralTag(JSON.stringify(tag));
+    const results = [];
+    for (const text of strings) results.push(await xgr.Testings.isGrammarAcceptString(grammar, text));
+    grammar.dispose();
+    out.push(results);
+  }
+  console.log(JSON.stringify(out));
+});
+"""
+
+SPECS = [tool.spec() for tool in builtin_tools()]
+TEXTS = [
+    "Plain text with <tool_ca and </tool_call> in it.",
+    '<tool_call>\n<function=notes_search>\n<parameter=query>\nmilk\nand honey\n</parameter>\n</function>\n</tool_call>',
+    '<tool_call>\n<function=notes_search>\n<parameter=limit>\n3\n</parameter>\n<parameter=query>\nx\n</parameter>\n'
+    '</function>\n</tool_call> then text',
+    '<tool_call>\n<function=notes_search>\n<parameter=limit>\n3\n</parameter>\n</function>\n</tool_call>',
+    '<tool_call>\n<function=todo_list>\n<parameter=status>\nsoon\n</parameter>\n</function>\n</tool_call>',
+    '<tool_call>\n<function=notes_create>\n<parameter=text>\na\n</parameter>\n<parameter=tags>\n["x", "y"]\n'
+    '</parameter>\n</function>\n</tool_call>',
+    '<tool_call>\n{"name": "notes_search", "arguments": {"limit": 3, "query": "milk"}}\n</tool_call>',
+    '<tool_call>\n{"name": "notes_search", "arguments": {"query": "a </tool_call> b"}}\n</tool_call>',
+    '<tool_call>\n{"name":"convert_units","arguments":{"value":-1.5e3,"from_unit":"km","to_unit":"mi"}}\n</tool_call>',
+    '<tool_call>\n{"name": "files_list", "arguments": {}}\n</tool_call>',
+]
+
+
+@pytest.fixture(scope="module")
+def web_accepts(tmp_path_factory):
+    node = shutil.which("node")
+    assert node, "Node.js is needed (./run.sh installs it with npm)"
+    folder = tmp_path_factory.mktemp("web-xgrammar")
+    shutil.copy(BUNDLE, folder / "xgrammar.cjs")
+    (folder / "accept.cjs").write_text(ACCEPT_SCRIPT)
+
+    def run(cases):
+        done = subprocess.run([node, str(folder / "accept.cjs"), str(folder / "xgrammar.cjs")],
+                              input=json.dumps(cases), capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+    return run
+
+
+def test_both_builds_accept_and_reject_the_same_calls(web_accepts):
+    cases, expected = [], []
+    for tool_call_format in ("qwen3_coder_xml", "hermes_json"):
+        for mode in ("auto", "required", "none", "notes_search"):
+            tag, _ = structural_tag(SPECS, tool_call_format, mode)
+            grammar = xgr.Grammar.from_structural_tag(json.dumps(tag))
+            cases.append({"tag": tag, "strings": TEXTS})
+            expected.append([_is_grammar_accept_string(grammar, text) for text in TEXTS])
+    assert web_accepts(cases) == expected
+    assert any(any(results) for results in expected) and not all(all(results) for results in expected)
