@@ -333,3 +333,52 @@ def test_required_applies_to_the_first_reply_of_a_turn_only():
     first, later = agent.logits_processors(first_step=True), agent.logits_processors(first_step=False)
     assert first[0]["args"]["structuralTag"]["format"].get("at_least_one") is True
     assert later[0]["args"]["structuralTag"]["format"].get("at_least_one") is not True
+
+
+# --- token level, with the exported folders' own vocabularies ---------------------------
+
+def _token_table(folder):
+    """What web/runtime/tokenizer.js rawTokenTable gives the worker: raw strings, special tokens included."""
+    data = json.loads((folder / "tokenizer.json").read_text())
+    manifest = json.loads((folder / "manifest.json").read_text())
+    table = [""] * manifest["vocab_size"]
+    for text, token_id in data["model"]["vocab"].items():
+        table[token_id] = text
+    for added in data["added_tokens"]:
+        table[added["id"]] = added["content"]
+    return table, manifest
+
+
+@pytest.mark.parametrize("name", ["tiny-qwen3.5", "smollm2-135m"])
+def test_the_end_of_turn_token_is_impossible_inside_a_call_and_allowed_outside(exported_model, name):
+    from tokenizers import Tokenizer
+
+    folder = exported_model(name)
+    table, manifest = _token_table(folder)
+    stops = manifest["eos_token_ids"]
+    info = xgr.TokenizerInfo(table, vocab_type=xgr.VocabType.BYTE_LEVEL, vocab_size=len(table), stop_token_ids=stops)
+    spec = logits_processor_spec(BUILTIN_SPECS, manifest["tool_call_format"])
+    matcher = xgr.GrammarMatcher(xgr.GrammarCompiler(info).compile_structural_tag(
+        json.dumps(spec["args"]["structuralTag"])))
+    mask = xgr.allocate_token_bitmask(1, len(table))
+    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+
+    def allowed(token_id):
+        matcher.fill_next_token_bitmask(mask)
+        return bool((mask[0, token_id // 32] >> (token_id % 32)) & 1)
+
+    def feed(text):
+        for token_id in tokenizer.encode(text, add_special_tokens=False).ids:
+            assert matcher.accept_token(token_id), (text, token_id)
+
+    call = CALL_WRITERS[manifest["tool_call_format"]]("notes_search", {"query": "milk"})
+    opening, rest = call[:len("<tool_call>")], call[len("<tool_call>"):]
+    feed("Let me look. ")
+    assert all(allowed(stop) for stop in stops)
+    feed(opening)  # one special token in Qwen3.5's vocabulary, several ordinary ones in SmolLM2's
+    assert not any(allowed(stop) for stop in stops)
+    feed(rest[:20])
+    assert not any(allowed(stop) for stop in stops)
+    feed(rest[20:])
+    assert all(allowed(stop) for stop in stops)
+    assert matcher.accept_token(stops[0]) and matcher.is_terminated()
