@@ -12,12 +12,14 @@ import { AssistantSession, describeError } from "./ui/assistant-session.js";
 import { ChatView } from "./ui/chat-view.js";
 import { ConfirmDialog } from "./ui/confirm-dialog.js";
 import { describeBackend, formatBytes, formatPercent, formatRate } from "./ui/format.js";
+import { WorkerFrame } from "./widget/framed-workers.js";
 import { buildWidgetDom } from "./widget/template.js";
 import { workerUrlFor } from "./widget/worker-bootstrap.js";
 
 const APP_ROOT = new URL("../", import.meta.url);
 const CSS_BASE = new URL("static/css/", APP_ROOT);
 const MODEL_WORKER_URL = new URL("runtime/model-worker.js", import.meta.url);
+const AGENT_WORKER_URL = new URL("agent/agent-worker.js", import.meta.url);
 
 export class BotpsyChat extends HTMLElement {
   constructor() {
@@ -36,8 +38,11 @@ export class BotpsyChat extends HTMLElement {
     this.session = new AssistantSession({
       view: this.view,
       confirmDialog: new ConfirmDialog(this.shadowRoot),
-      modelClientOptions: { workerUrl: workerUrlFor(MODEL_WORKER_URL.href) },
-      agentOptions: { storeName: this.getAttribute("store") || "botpsy-widget" },
+      modelClientOptions: { startWorker: () => this.#startWorker(MODEL_WORKER_URL, "botpsy-model") },
+      agentOptions: {
+        storeName: this.getAttribute("store") || "botpsy-widget",
+        startWorker: () => this.#startWorker(AGENT_WORKER_URL, "botpsy-agent"),
+      },
     });
     this.session.setSettings({
       thinking: this.hasAttribute("thinking"),
@@ -92,7 +97,12 @@ export class BotpsyChat extends HTMLElement {
     parts.start.disabled = true;
     parts.progress.hidden = false;
     parts.badge.textContent = "Loading…";
+    // A worker the page's policy forbids fails with a bare "script error": the violation says why.
+    const violations = new Set();
+    const onViolation = (event) => violations.add(event.effectiveDirective);
+    document.addEventListener("securitypolicyviolation", onViolation);
     try {
+      await this.#openWorkerFrame();
       const info = await this.session.loadModel(new URL(model, APP_ROOT).href, {
         backend: this.getAttribute("backend") || "auto",
         dtype: this.getAttribute("dtype") || undefined,
@@ -103,6 +113,10 @@ export class BotpsyChat extends HTMLElement {
       parts.badge.dataset.state = "ready";
       parts.badge.textContent = describeBackend(info);
       parts.badge.title = info.reason || "";
+      if (this.frameProblem) {
+        this.view.addNotice("Running under this page's own security policy, not BotPsy's.",
+          { hint: `${this.frameProblem}. See WIDGET.md: allow frame-src ${APP_ROOT.origin}.` });
+      }
       if (!globalThis.crossOriginIsolated) {
         this.view.addNotice("Running single-threaded (slower).",
           { hint: "This page is not cross-origin isolated; see WIDGET.md to enable threads." });
@@ -113,10 +127,33 @@ export class BotpsyChat extends HTMLElement {
       this.dispatchEvent(new CustomEvent("botpsy-ready", { detail: info }));
       return info;
     } catch (error) {
-      this.#fail(`Could not start the assistant: ${describeError(error)}`);
+      const blocked = [...violations].filter((directive) => directive !== "frame-src");
+      this.#fail(`Could not start the assistant: ${describeError(error)}${blocked.length || blockedByPolicy(error)
+        ? `. This page's Content-Security-Policy blocks its workers (${blocked.join(", ") || "worker-src"}): `
+          + `allow frame-src ${APP_ROOT.origin} (or worker-src blob: with script-src and connect-src `
+          + `${APP_ROOT.origin}); see WIDGET.md` : ""}`);
       parts.start.disabled = false;
       throw error;
+    } finally {
+      document.removeEventListener("securitypolicyviolation", onViolation);
     }
+  }
+
+  // On another origin, the workers run in a frame of ours, under BotPsy's policy (framed-workers.js);
+  // if this page's policy forbids the frame, they run from blob: URLs under this page's policy.
+  async #openWorkerFrame() {
+    if (MODEL_WORKER_URL.origin === location.origin || this.workerFrame || this.frameProblem) return;
+    try {
+      this.workerFrame = await WorkerFrame.open();
+    } catch (error) {
+      this.frameProblem = describeError(error);
+      console.warn(`botpsy-chat: ${this.frameProblem}; its workers run under this page's policy instead`);
+    }
+  }
+
+  #startWorker(url, name) {
+    if (this.workerFrame) return this.workerFrame.start(url.href, name);
+    return new Worker(workerUrlFor(url.href), { type: "module", name });
   }
 
   // Host tools always; built-in tools only those the `tools` attribute allows ("all" for every one).
@@ -188,6 +225,10 @@ export class BotpsyChat extends HTMLElement {
       parts.panel.addEventListener("keydown", (event) => { if (event.key === "Escape") toggle(false); });
     }
   }
+}
+
+function blockedByPolicy(error) {
+  return error?.name === "SecurityError" || /Content Security Policy/i.test(String(error?.message));
 }
 
 if (!customElements.get("botpsy-chat")) customElements.define("botpsy-chat", BotpsyChat);

@@ -47,6 +47,7 @@ APP_DIRECTIVES = {
 }
 
 FETCH_FRAME_PATH = "/web/fetch/frame.html"
+WORKER_FRAME_PATH = "/web/widget/worker-frame.html"
 _ORIGIN = re.compile(r"^https?://(\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)(:\d{1,5})?$")
 _INLINE_SCRIPT = re.compile(rb"<script(?![^>]*\bsrc=)[^>]*>(.*?)</script>", re.DOTALL | re.IGNORECASE)
 _INLINE_STYLE = re.compile(rb"<style[^>]*>(.*?)</style>", re.DOTALL | re.IGNORECASE)
@@ -76,6 +77,12 @@ def app_policy(file: Path | None) -> str:
     return render(directives)
 
 
+def worker_frame_policy(file: Path | None) -> str:
+    """The widget's worker frame: the app's policy, embeddable by any site (it starts only our
+    own workers, which then run under this policy instead of the host page's)."""
+    return app_policy(file).replace("frame-ancestors 'self'", "frame-ancestors *")
+
+
 def fetch_frame_policy(query: str) -> str:
     """The confirmed-fetch frame: its own script, and connections to the origin in ?origin= only."""
     origins = parse_qs(query).get("origin", [])
@@ -95,6 +102,7 @@ def _no_policy(query: str, file: Path | None) -> None:
 ROUTES: list[tuple[str, Callable[[str, Path | None], str | None]]] = [
     (SANDBOX_PAGE_PATH, lambda query, file: SANDBOX_POLICY),   # run_python's sandbox: no connections at all
     (FETCH_FRAME_PATH, lambda query, file: fetch_frame_policy(query)),
+    (WORKER_FRAME_PATH, lambda query, file: worker_frame_policy(file)),
     # Stand-ins for other people's pages (a shop embedding the widget, test harnesses that play
     # a host or drive the runtime): their policy is their own; see web/WIDGET.md.
     ("/static/examples/", _no_policy),

@@ -29,7 +29,7 @@ async function fetchJson(url, what) {
 
 // A worker script from another origin (the widget) cannot be started directly: start a
 // same-origin blob module that imports it.
-function startWorker(url) {
+function startWorkerAt(url) {
   const absolute = new URL(url, location.href);
   if (absolute.origin === location.origin) return new Worker(absolute, {type: "module", name: "botpsy-agent"});
   const shim = new Blob([`import ${JSON.stringify(absolute.href)};`], {type: "text/javascript"});
@@ -43,10 +43,12 @@ export class AgentHost {
    * storeName (IndexedDB database), includeBuiltinTools (default true), workerUrl, bundleUrl,
    * timezone (IANA name for the date/time tools; default: the browser's own zone).
    * specialTokens: the tokenizer's added tokens, when there is no modelUrl to read its tokenizer.json from.
+   * startWorker: () => a Worker-like object for the agent worker (the widget's framed workers).
    */
   static async create({model, modelUrl, tokenizerConfig, manifest, specialTokens = [], onEvent = () => {}, confirm,
                        storeName = "botpsy-agent", includeBuiltinTools = true, timezone = defaultTimezone(),
-                       workerUrl = WORKER_URL, bundleUrl = AGENT_BUNDLE_URL} = {}) {
+                       workerUrl = WORKER_URL, startWorker = () => startWorkerAt(workerUrl),
+                       bundleUrl = AGENT_BUNDLE_URL} = {}) {
     if (!model || typeof model.generate !== "function") throw new Error("AgentHost.create needs a loaded model (a ModelClient)");
     const folder = modelUrl ? new URL(modelUrl, location.href) : null;
     if (!tokenizerConfig) {
@@ -54,7 +56,7 @@ export class AgentHost {
       tokenizerConfig = await fetchJson(new URL("tokenizer_config.json", folder), "tokenizer_config.json");
     }
     manifest ??= model.info?.manifest ?? (folder ? await fetchJson(new URL("manifest.json", folder), "manifest.json") : {});
-    const host = new AgentHost(model, onEvent, confirm, startWorker(workerUrl));
+    const host = new AgentHost(model, onEvent, confirm, startWorker());
     try {
       host.#takeState(await host.worker.call("init", {tokenizerConfig, manifest, storeName, includeBuiltinTools,
                                                       bundleUrl: new URL(bundleUrl, location.href).href, specialTokens,

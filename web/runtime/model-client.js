@@ -6,8 +6,9 @@ import {Events, Verbs, deserializeError, isEvent, isReply, request} from "./prot
 const WORKER_URL = new URL("./model-worker.js", import.meta.url);
 
 export class ModelClient {
-  constructor({workerUrl = WORKER_URL} = {}) {
-    this.worker = new Worker(workerUrl, {type: "module", name: "botpsy-model"});
+  /** startWorker: () => a Worker-like object, instead of a Worker of workerUrl (the widget's framed workers). */
+  constructor({workerUrl = WORKER_URL, startWorker = null} = {}) {
+    this.worker = startWorker ? startWorker() : new Worker(workerUrl, {type: "module", name: "botpsy-model"});
     this.nextId = 1;
     this.pending = new Map();  // id -> {resolve, reject, onEvent}
     this.info = null;
