@@ -11,7 +11,8 @@ The JSON summary (`botpsy-web eval --json` prints it as its last line):
      "mean_prompt_tokens" / "mean_output_tokens" / "seconds_per_engine": same nesting as unparsed_calls,
      "fp32_vs_pytorch": {"compared": n, "same_tokens": n, "differing": [{"id", "browser_correct", "pytorch_correct"}]}
                         (only when both ran),
-     "cases_per_minute": generations per minute over the whole run,
+     "cases_per_minute": case runs (one case through one engine) per minute over the whole run,
+     "browser_runtime": {"browser <dtype>": {"backend", "dtype", "threads", "reason"}} as the runtime loaded it,
      "outputs": path of the per-case file, "seconds": wall time}
 
 "overall" is the unweighted mean of the categories' accuracies. This is BFCL's single-turn
@@ -87,6 +88,7 @@ def summarize(results: EvalResults, outputs_path: Path | None) -> dict:
         "mean_output_tokens": _nested(groups, lambda runs: round(statistics.mean(r.output_tokens for r in runs), 1)),
         "seconds_per_engine": _nested(groups, lambda runs: round(sum(r.seconds for r in runs), 1)),
         "cases_per_minute": round(len(results.runs) / (results.seconds / 60), 2) if results.seconds else None,
+        "browser_runtime": results.engine_info,
         "outputs": str(outputs_path) if outputs_path else None,
         "seconds": round(results.seconds, 1),
     }
