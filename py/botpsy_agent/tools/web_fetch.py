@@ -1,5 +1,10 @@
 """fetch_url: off unless the user allowed network access; every call is a side effect
-(the user confirms it) and its output is untrusted (a third party wrote it)."""
+(the user confirms it) and its output is untrusted (a third party wrote it).
+
+In the browser, ctx.fetch does not fetch from the agent worker, whose policy allows our own
+origin only: it asks the page, which fetches only a URL the person approved in its dialog, in a
+frame allowed to reach that URL's origin alone (web/agent/confirmed-fetch.js). So even code that
+took over this worker cannot send anything elsewhere without a visible yes."""
 
 from __future__ import annotations
 
