@@ -214,3 +214,33 @@ def test_the_fetch_frame_policy_names_one_valid_origin_only():
         with pytest.raises(ValueError, match="origin="):
             fetch_frame_policy(bad)
     assert APP_DIRECTIVES["connect-src"] == ["'self'", "data:", "blob:"]
+
+
+def test_the_route_table_and_what_the_server_sends(server):
+    import base64
+    import hashlib
+    import re
+    import urllib.error
+    import urllib.request
+
+    harness = REPO_ROOT / "web" / "runtime" / "harness.html"
+    inline = re.search(rb"<script[^>]*>(.*?)</script>", harness.read_bytes(), re.DOTALL).group(1)
+    digest = base64.b64encode(hashlib.sha256(inline).digest()).decode()
+    assert f"'sha256-{digest}'" in app_policy(harness)  # exactly our own inline block
+    assert "sha256" not in app_policy(REPO_ROOT / "index.html")
+
+    def headers(path):
+        try:
+            return urllib.request.urlopen(server + path).headers
+        except urllib.error.HTTPError as error:
+            return error.headers
+    assert headers("/web/sw.js")["Content-Security-Policy"] == app_policy(None)
+    assert headers("/web/sw.js")["X-Content-Type-Options"] == "nosniff"
+    assert headers("/no/such/file")["Content-Security-Policy"] == "default-src 'none'"
+    assert headers("/models/index.json")["Content-Security-Policy"] == "default-src 'none'"
+    assert "connect-src http://127.0.0.1:9" in headers("/web/fetch/frame.html?origin=http://127.0.0.1:9")[
+        "Content-Security-Policy"]
+    assert "frame-ancestors *" in headers("/web/widget/worker-frame.html")["Content-Security-Policy"]
+    assert headers("/static/examples/shop.html")["Content-Security-Policy"] is None  # another site's page
+    with pytest.raises(urllib.error.HTTPError, match="400"):
+        urllib.request.urlopen(server + "/web/fetch/frame.html?origin=*")
