@@ -33,12 +33,14 @@ export const PROTOCOL = "botpsy-sandbox-1";
  */
 
 /** @typedef {{type: "ready", protocol: string}} ReadyMessage  the frame's script (or a worker) has started */
+/** @typedef {{type: "alive", protocol: string}} AliveMessage  the frame, every 2 s while it has a call: its process lives */
 
 export const FILE_NAMES = ["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip",
                            "pyodide-lock.json", "sandbox-worker.js"];
 
 export const message = {
   ready: () => ({type: "ready", protocol: PROTOCOL}),
+  alive: () => ({type: "alive", protocol: PROTOCOL}),
   /** @returns {InitMessage} */
   init: (files, memoryLimitBytes) => ({type: "init", protocol: PROTOCOL, files, memoryLimitBytes}),
   /** @returns {RunMessage} */

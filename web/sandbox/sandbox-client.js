@@ -13,9 +13,9 @@ export const SANDBOX_PAGE_URL = new URL("./sandbox.html", import.meta.url);
 const FILE_URLS = Object.fromEntries(FILE_NAMES.map((name) => [name, name === "sandbox-worker.js"
   ? new URL("./sandbox-worker.js", import.meta.url) : new URL(`../../node_modules/pyodide/${name}`, import.meta.url)]));
 export const MEMORY_LIMIT_BYTES = 512 * 2 ** 20;
-// The frame's own start-up and Python's (seconds), on top of a call's time limit, before
-// the page gives up on a frame that no longer answers (it crashed) and builds a new one.
-const UNRESPONSIVE_MS = 180_000;
+// The frame signs of life every 2 s while it has calls: this long without one, its process
+// is gone (a crash, out of memory) and the page builds a new frame for the next call.
+const SILENT_MS = 15_000;
 
 async function fetchFiles() {
   const entries = await Promise.all(Object.entries(FILE_URLS).map(async ([name, url]) => {
@@ -33,7 +33,7 @@ export class PythonSandbox {
     this.container = container;
     this.frame = null;       // the iframe, once created
     this.connected = null;   // resolves when the frame has its files
-    this.pending = new Map();  // call id -> {resolve, limit, timer}
+    this.pending = new Map();  // call id -> {resolve, limit}
     this.nextId = 1;
     this.onMessage = (event) => this.#receive(event);
   }
@@ -54,14 +54,20 @@ export class PythonSandbox {
     }
     const id = this.nextId++;
     return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        this.#discardFrame();
-        resolve(sandboxError("the sandbox stopped answering; a new one starts with the next call"));
-      }, request.timeLimitSeconds * 1000 + UNRESPONSIVE_MS);
-      this.pending.set(id, {resolve, limit: request.outputLimitChars, timer});
+      this.pending.set(id, {resolve, limit: request.outputLimitChars});
+      this.lastHeard = performance.now();
+      this.watchdog ??= setInterval(() => this.#checkAlive(), 1000);
       this.frame.contentWindow.postMessage(message.run(id, request), "*");
     });
+  }
+
+  #checkAlive() {
+    // A hidden page's timers are throttled (to once a minute): silence there proves nothing,
+    // so the count starts again once it is visible.
+    if (document.visibilityState === "hidden") { this.lastHeard = performance.now(); return; }
+    if (performance.now() - this.lastHeard < SILENT_MS) return;
+    this.#discardFrame("the sandbox stopped answering (its process crashed or ran out of memory); " +
+                       "a new one starts with the next call");
   }
 
   #connect() {
@@ -103,24 +109,29 @@ export class PythonSandbox {
     if (!this.frame || event.source !== this.frame.contentWindow) return;
     const {data} = event;
     if (isMessage(data, "ready")) { this.frameReady?.(); return; }
+    if (isMessage(data, "alive")) { this.lastHeard = performance.now(); return; }
     if (!isMessage(data, "result")) return;
     const call = this.pending.get(data.id);
     if (!call) return;
+    this.lastHeard = performance.now();
     this.pending.delete(data.id);
-    clearTimeout(call.timer);
+    if (this.pending.size === 0) this.#stopWatchdog();
     call.resolve(cleanResult(data.result, call.limit));
   }
 
-  #discardFrame() {
+  #stopWatchdog() {
+    clearInterval(this.watchdog);
+    this.watchdog = null;
+  }
+
+  #discardFrame(reason = "the sandbox was restarted") {
+    this.#stopWatchdog();
     window.removeEventListener("message", this.onMessage);
     if (this.onViolation) document.removeEventListener("securitypolicyviolation", this.onViolation);
     this.frame?.remove();
     this.frame = null;
     this.connected = null;
-    for (const call of this.pending.values()) {
-      clearTimeout(call.timer);
-      call.resolve(sandboxError("the sandbox was restarted"));
-    }
+    for (const call of this.pending.values()) call.resolve(sandboxError(reason));
     this.pending.clear();
   }
 

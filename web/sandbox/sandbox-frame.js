@@ -79,6 +79,7 @@ window.addEventListener("message", (event) => {
   if (isMessage(data, "init")) {
     try { prepare(data); } catch (error) { files = null; console.error(error); }
   } else if (isMessage(data, "run")) {
+    calls += 1;
     queue = queue.then(async () => {
       let result;
       try {
@@ -88,8 +89,14 @@ window.addEventListener("message", (event) => {
         result = sandboxError(error?.message ?? String(error));
       }
       window.parent.postMessage(message.result(data.id, result), "*");
+      calls -= 1;
     });
   }
 });
+
+// While calls are waiting, a sign of life: the page cannot see this frame's process die
+// (out of memory, a crash) any other way.
+let calls = 0;
+setInterval(() => { if (calls > 0) window.parent.postMessage(message.alive(), "*"); }, 2000);
 
 window.parent.postMessage(message.ready(), "*");

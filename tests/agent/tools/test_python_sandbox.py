@@ -56,13 +56,13 @@ def test_the_old_escape_to_os_reaches_only_an_empty_child_process(ctx, monkeypat
     call(notes_create, ctx, text="my bank PIN is 4711")
     code = ("importer = [c for c in ().__class__.__base__.__subclasses__() if c.__name__ == 'BuiltinImporter'][0]\n"
             "os = importer.load_module('posix')\n"
-            "import sys, gc\n"
-            "found = any('4711' in repr(o) for o in gc.get_objects() if isinstance(o, (str, dict)))\n"
-            "(os.getpid(), os.getcwd(), sorted(os.environ), 'botpsy_agent.tools' in sys.modules, found)")
-    pid, cwd, environment, agent_loaded, found = eval(run(ctx, code)["result"])
-    assert pid != os.getpid() and "botpsy-run-python-" in cwd and not os.path.exists(cwd)
+            "import sys\n"
+            "(os.getpid(), os.getppid(), os.getcwd(), sorted(os.environ), 'botpsy_agent.tools' in sys.modules)")
+    pid, parent, cwd, environment, agent_loaded = eval(run(ctx, code)["result"])
+    assert pid != os.getpid() and parent == os.getpid()   # another process: none of our memory
+    assert "botpsy-run-python-" in cwd and not os.path.exists(cwd)
     assert set(environment) <= {b"LC_CTYPE"}   # posix.environ: bytes keys; Python sets the locale itself
-    assert agent_loaded is False and found is False
+    assert agent_loaded is False
     assert "4711" in str(call(notes_list, ctx))   # the agent's data is untouched
 
 
