@@ -12,7 +12,10 @@ export async function forgetPromptStates(folderUrl) {
   for (const {path} of await listDerived(folder)) await removeDerived(folder, path);
 }
 
-/** One visit: {loadMs, firstTokenMs (from ready), tokens, warmUp (prefill's answer), stateBytes, backend, dtype}. */
+/**
+ * One visit: {loadMs, firstTokenMs (from ready), tokens, warmUp (prefill's answer), answerPrefillMs (the
+ * answer's own prompt: what follows the warm-up prefix), stateBytes, backend, dtype}.
+ */
 export async function visit({folderUrl, backend, dtype, prefixIds, promptIds, maxTokens}) {
   const client = new ModelClient();
   try {
@@ -22,7 +25,9 @@ export async function visit({folderUrl, backend, dtype, prefixIds, promptIds, ma
     const warmUp = client.prefill(prefixIds, {persist: true});
     const tokens = [];
     let firstTokenAt = null;
-    for await (const chunk of client.generate(promptIds, {maxTokens, temperature: 0, stopOnEos: false})) {
+    let stats = null;
+    const options = {maxTokens, temperature: 0, stopOnEos: false, onStats: (s) => { stats = s; }};
+    for await (const chunk of client.generate(promptIds, options)) {
       if (chunk.tokenId === null || chunk.tokenId === undefined) continue;
       firstTokenAt ??= performance.now();
       tokens.push(chunk.tokenId);
@@ -32,7 +37,7 @@ export async function visit({folderUrl, backend, dtype, prefixIds, promptIds, ma
     const folder = new URL(folderUrl, location.href).href;
     const stored = usage.models.find((model) => model.folderUrl === folder);
     return {loadMs: ready - started, firstTokenMs: firstTokenAt - ready, tokens, warmUp: warmed,
-            stateBytes: stored?.derivedBytes ?? 0, backend: info.backend, dtype: info.dtype};
+            answerPrefillMs: stats?.prefillMs ?? null, stateBytes: stored?.derivedBytes ?? 0, backend: info.backend, dtype: info.dtype};
   } finally {
     await client.unload().catch(() => {});
     client.terminate();

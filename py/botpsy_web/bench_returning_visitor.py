@@ -28,6 +28,9 @@ FIGURE_ROWS = (
     ("  prefix tokens", "returning_visitor_prefix_tokens", "{:.0f}"),
     ("  state size (MB)", "returning_visitor_state_mb", "{:.1f}"),
     ("  state restore (s)", "returning_visitor_restore_s", "{:.2f}"),
+    ("  warm-up prefill, with state (s)", "returning_visitor_warm_up_s", "{:.2f}"),
+    ("  warm-up prefill, without (s)", "returning_visitor_warm_up_s_without_state", "{:.2f}"),
+    ("  the message's own prefill (s)", "returning_visitor_message_prefill_s", "{:.2f}"),
 )
 
 
@@ -78,6 +81,9 @@ def measure_returning_visitor(page, load_options: dict, folder: Path, encode, re
         "returning_visitor_prompt_tokens": len(prompt_ids),
         "returning_visitor_state_mb": statistics.median(visit["stateBytes"] for visit in without) / 1e6,
         "returning_visitor_restore_s": (statistics.median(restores) / 1000) if None not in restores else None,
+        "returning_visitor_warm_up_s": statistics.median(v["warmUp"]["prefillMs"] for v in with_state) / 1000,
+        "returning_visitor_warm_up_s_without_state": statistics.median(v["warmUp"]["prefillMs"] for v in without) / 1000,
+        "returning_visitor_message_prefill_s": median_s(with_state, "answerPrefillMs"),
         "returning_visitor_restored_tokens": [visit["warmUp"]["restoredTokens"] for visit in with_state],
         "returning_visitor_same_tokens": all(a["tokens"] == b["tokens"] for a, b in zip(without, with_state)),
     }

@@ -85,7 +85,6 @@ export class PersistedPromptState {
    * wholePrompt: the caller needs no logits (a prefill), so the state may cover every token.
    */
   async resumeFor(promptIds, reused, {wholePrompt = false} = {}) {
-    await this.pending;
     if (this.restored || this.known === null) return reused;
     if (this.known && this.#usable(this.known.ids, promptIds, wholePrompt) <= reused) return reused;
     const started = performance.now();
@@ -133,14 +132,16 @@ export class PersistedPromptState {
     if (this.known && sameIds(this.known.ids, ids)) return;
     const path = await this.#statePath();
     const file = await encodePromptState({identity: this.identity, ids, state: await this.runner.cache.exportState()});
-    const known = {ids: ids.slice(), bytes: file.byteLength};
+    // Known at once, so the prompts that follow (which reuse the live state anyway) do not wait
+    // for the write; a read meanwhile finds the old file or the new one, each checked as usual.
+    this.known = {ids: ids.slice(), bytes: file.byteLength};
     this.report.storedBytes = file.byteLength;
-    this.pending = this.pending.then(() => this.#write(path, file, known));
+    this.pending = this.pending.then(() => this.#write(path, file))
+      .catch((error) => console.warn(`botpsy: the prompt state was not stored (${error.message}).`));
   }
 
-  async #write(path, file, known) {
-    if (!(await writeDerived(this.folderUrl, path, await sealPromptState(file)))) return;
-    this.known = known;
+  async #write(path, file) {
+    if (!(await writeDerived(this.folderUrl, path, await sealPromptState(file)))) { this.known = undefined; return; }
     // One state per folder: the ones of other tool sets, dtypes or versions go.
     for (const other of await listDerived(this.folderUrl)) {
       if (other.path.startsWith(STATE_DIRECTORY) && other.path !== path) await removeDerived(this.folderUrl, other.path);
