@@ -62,7 +62,10 @@ def qwen_call(name, arguments):
 
 
 def hermes_call(name, arguments):
-    return f"<tool_call>\n{json.dumps({'name': name, 'arguments': arguments})}\n</tool_call>"
+    """A Hermes call; a "</" inside a string is written "<\\/" (the grammar allows no raw "</" in
+    JSON strings, which could end the call early; the value reads back the same)."""
+    body = json.dumps({"name": name, "arguments": arguments}).replace("</", "<\\/")
+    return f"<tool_call>\n{body}\n</tool_call>"
 
 
 CALL_WRITERS = {"qwen3_coder_xml": qwen_call, "hermes_json": hermes_call}
@@ -70,7 +73,7 @@ FORMATS = list(CALL_WRITERS)
 
 
 def grammar_for(tools, tool_call_format, mode="auto", **options):
-    tag, _ = structural_tag(tools, tool_call_format, mode, **options)
+    tag, _ = structural_tag(tools, tool_call_format, mode, dialect="pypi", **options)
     return xgr.Grammar.from_structural_tag(json.dumps(tag))
 
 
@@ -167,9 +170,11 @@ def test_a_string_value_may_not_hold_what_would_end_it_early():
     for inside in ("</parameter>", "<parameter=x>", "</function>", "</tool_call>"):
         assert not accepts(grammar, qwen_call("book_trip", {"city": "Rome", "nights": 1, "note": f"a {inside} b"}))
     hermes = grammar_for(RICH_TOOLS, "hermes_json")
-    assert not accepts(hermes, hermes_call("book_trip", {"city": "Rome", "nights": 1, "note": "a </tool_call> b"}))
-    # escaped, JSON can still say it
+    raw = '<tool_call>\n{"name": "book_trip", "arguments": {"city": "Rome", "nights": 1, "note": "a </tool_call> b"}}\n</tool_call>'
+    assert not accepts(hermes, raw)
+    # escaped, JSON can still say it (json.dumps writes "<" raw: escape it as \\u003c)
     assert accepts(hermes, hermes_call("book_trip", {"city": "Rome", "nights": 1, "note": "a <\\/tool_call> b"}))
+    assert accepts(hermes, hermes_call("book_trip", {"city": "Rome", "nights": 1, "note": "a < b <<c"}))
 
 
 @pytest.mark.parametrize("tool_call_format", FORMATS)
@@ -212,7 +217,7 @@ def test_what_the_grammar_cannot_express_is_left_free_with_a_note():
         "ref": {"$ref": "#/defs/x"},
         "count": {"type": "integer", "maximum": 3}}, "required": ["code"]}}]
     for tool_call_format in FORMATS:
-        spec = logits_processor_spec(tools, tool_call_format)
+        spec = logits_processor_spec(tools, tool_call_format, dialect="pypi")
         notes = " ".join(spec["args"]["notes"])
         assert "lookup.code" in notes and "pattern" in notes and "lookup.count" in notes and "maximum" in notes
         grammar = xgr.Grammar.from_structural_tag(json.dumps(spec["args"]["structuralTag"]))
@@ -240,7 +245,7 @@ def test_the_spec_shape_and_its_errors():
         logits_processor_spec([], "hermes_json", "required")
     # no tools offered: no call can be right, so none may open
     assert not accepts(xgr.Grammar.from_structural_tag(json.dumps(
-        logits_processor_spec([], "hermes_json")["args"]["structuralTag"])), hermes_call("ping", {}))
+        logits_processor_spec([], "hermes_json", dialect="pypi")["args"]["structuralTag"])), hermes_call("ping", {}))
 
 
 def test_the_template_writes_calls_the_grammar_accepts():
@@ -357,7 +362,7 @@ def test_the_end_of_turn_token_is_impossible_inside_a_call_and_allowed_outside(e
     table, manifest = _token_table(folder)
     stops = manifest["eos_token_ids"]
     info = xgr.TokenizerInfo(table, vocab_type=xgr.VocabType.BYTE_LEVEL, vocab_size=len(table), stop_token_ids=stops)
-    spec = logits_processor_spec(BUILTIN_SPECS, manifest["tool_call_format"])
+    spec = logits_processor_spec(BUILTIN_SPECS, manifest["tool_call_format"], dialect="pypi")
     matcher = xgr.GrammarMatcher(xgr.GrammarCompiler(info).compile_structural_tag(
         json.dumps(spec["args"]["structuralTag"])))
     mask = xgr.allocate_token_bitmask(1, len(table))

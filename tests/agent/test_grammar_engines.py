@@ -1,6 +1,7 @@
 """The grammars botpsy_agent.grammar writes mean the same to both builds of xgrammar: PyPI's
 (the CPython tests) and npm's @mlc-ai/web-xgrammar (what the model worker runs), checked
-string by string in Node with the very bundle the page loads."""
+string by string in Node with the very bundle the page loads. The two builds spell free text
+(TagDispatch) differently: the "web" dialect goes to Node, the "pypi" one to PyPI's."""
 
 import json
 import shutil
@@ -48,6 +49,12 @@ TEXTS = [
     '<tool_call>\n{"name": "notes_search", "arguments": {"query": "a </tool_call> b"}}\n</tool_call>',
     '<tool_call>\n{"name":"convert_units","arguments":{"value":-1.5e3,"from_unit":"km","to_unit":"mi"}}\n</tool_call>',
     '<tool_call>\n{"name": "files_list", "arguments": {}}\n</tool_call>',
+    '<tool_call>\n<function=calculator>\n<parameter=expression>\n2 < 3 </parameter> \u00e9\u4e2d\n</parameter>\n'
+    '</function>\n</tool_call>',
+    '<tool_call>\n<function=calculator>\n<parameter=expression>\n\u00e9 \u4e2d < \n</parameter>\n</function>\n</tool_call>',
+    '<tool_call>\n<function=calculator>\n<parameter=expression>\nno </tool_call> here\n</parameter>\n</function>\n</tool_call>',
+    '<tool_call>\n{"name": "notes_search", "arguments": {"query": "caf\u00e9 < <\\/b>"}}\n</tool_call>',
+    'Thinking about <tool_call without closing',
 ]
 
 
@@ -71,9 +78,10 @@ def test_both_builds_accept_and_reject_the_same_calls(web_accepts):
     cases, expected = [], []
     for tool_call_format in ("qwen3_coder_xml", "hermes_json"):
         for mode in ("auto", "required", "none", "notes_search"):
-            tag, _ = structural_tag(SPECS, tool_call_format, mode)
-            grammar = xgr.Grammar.from_structural_tag(json.dumps(tag))
-            cases.append({"tag": tag, "strings": TEXTS})
+            web, _ = structural_tag(SPECS, tool_call_format, mode, dialect="web")
+            pypi, _ = structural_tag(SPECS, tool_call_format, mode, dialect="pypi")
+            grammar = xgr.Grammar.from_structural_tag(json.dumps(pypi))
+            cases.append({"tag": web, "strings": TEXTS})
             expected.append([_is_grammar_accept_string(grammar, text) for text in TEXTS])
     assert web_accepts(cases) == expected
     assert any(any(results) for results in expected) and not all(all(results) for results in expected)

@@ -1,11 +1,12 @@
-"""Writing EBNF for xgrammar: quoted literals, character classes, named rules, and
-"any text that never contains these strings".
+"""Writing EBNF for xgrammar: quoted literals, character classes, named rules, and free
+text that stops at one string and never contains some others.
 
-The grammar text is compiled by xgrammar: @mlc-ai/web-xgrammar in the model worker,
-PyPI `xgrammar` in the tests. Only the EBNF both understand is written here (rules,
-literals, character classes, `* + ? {m,n}`, grouping); the trigger on `<tool_call>`
-is the structural tag's job (spec.py), not TagDispatch, whose syntax differs between
-the two.
+The grammar text is compiled by xgrammar: @mlc-ai/web-xgrammar 0.1.27 in the model worker,
+PyPI `xgrammar` 0.2.x in the tests. Free text is xgrammar's TagDispatch (its own fast
+string matching: an automaton written out as rules made compiling take seconds at a
+250k-token vocabulary), whose arguments differ between the two builds, so the rules are
+written for a DIALECTS entry: "web" (what the runtime gets) or "pypi" (CPython tests;
+tests/agent/test_grammar_engines.py checks both read the same).
 """
 
 from __future__ import annotations
@@ -52,10 +53,16 @@ def char_class(chars: str, negated: bool = False) -> str:
     return f"[{'^' if negated else ''}{''.join(parts)}]"
 
 
+DIALECTS = ("web", "pypi")
+
+
 class Rules:
     """Named EBNF rules, added in order; names are made unique."""
 
-    def __init__(self):
+    def __init__(self, dialect: str = "web"):
+        if dialect not in DIALECTS:
+            raise ValueError(f"unknown xgrammar dialect {dialect!r}; expected one of {DIALECTS}")
+        self.dialect = dialect
         self._rules: dict[str, str] = {}
         self._by_body: dict[str, str] = {}
         self._built: dict[object, str] = {}
@@ -99,57 +106,18 @@ def _base_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", name) or "rule"
 
 
-def text_without(rules: Rules, name: str, excluded: list[str], banned_chars: str = "",
-                 escapes: tuple[str, ...] = ()) -> str:
-    """A rule for any text (possibly empty) in which none of `excluded` occurs.
-
-    Written as the string-matching automaton of the excluded strings (Aho-Corasick): one
-    rule per proper prefix still being matched, so the text may go on through anything
-    that does not complete an excluded string. `banned_chars` never appear (JSON's quote
-    and control characters); `escapes` are extra EBNF alternatives (JSON's `\\n`...) that
-    start the match afresh. The matching itself is xgrammar's; this only writes the rules.
-    """
-    patterns = sorted({pattern for pattern in excluded if pattern})
-    alphabet = sorted({char for pattern in patterns for char in pattern} - set(banned_chars))
-    states = _prefix_states(patterns)
-    names = [rules.reserve(f"{name}_{index}" if index else name) for index in range(len(states))]
-    index_of = {state: index for index, state in enumerate(states)}
-    for index, state in enumerate(states):
-        to_state: dict[str, str] = {}   # char -> the next state, for chars that do not restart
-        stuck = ""                      # chars that would complete an excluded string
-        for char in alphabet:
-            following = _advance(state, char, patterns)
-            if following is None:
-                stuck += char
-            elif following:
-                to_state[char] = following
-        restart = char_class("".join(to_state) + stuck + banned_chars, negated=True) \
-            if to_state or stuck or banned_chars else "[\\u0000-\\U0010ffff]"
-        alternatives = ['""', f"{restart} {names[0]}"]
-        alternatives += [f"{literal(char)} {names[index_of[following]]}" for char, following in to_state.items()]
-        alternatives += [f"{escape} {names[0]}" for escape in escapes]
-        rules.define(names[index], "(" + " | ".join(alternatives) + ")")
-    return names[0]
-
-
-def _prefix_states(patterns: list[str]) -> list[str]:
-    """Every proper prefix of a pattern that contains no pattern: the automaton's states."""
-    prefixes = {""}
-    for pattern in patterns:
-        for end in range(1, len(pattern)):
-            prefixes.add(pattern[:end])
-    clean = [prefix for prefix in prefixes if not any(p in prefix for p in patterns)]
-    return sorted(clean, key=lambda prefix: (len(prefix), prefix))
-
-
-def _advance(state: str, char: str, patterns: list[str]) -> str | None:
-    """The state after reading `char` (the longest suffix that is a pattern prefix), or
-    None when the text would then contain a pattern."""
-    text = state + char
-    if any(text.endswith(pattern) for pattern in patterns):
-        return None
-    for start in range(len(text) + 1):
-        suffix = text[start:]
-        if any(pattern.startswith(suffix) and pattern != suffix for pattern in patterns):
-            return suffix
-    return ""
+def text_until(rules: Rules, stop: str | None, forbidden: tuple[str, ...] = ()) -> str:
+    """A rule for any text in which none of `forbidden` occurs, up to and including the first
+    `stop` (stop None: to the end of the output, where the stop token may come)."""
+    def build() -> str:
+        # Completing a forbidden string leads to a rule that matches nothing: never allowed.
+        dead = rules.once("dead", lambda: rules.add("never", "never \"x\""))
+        tags = [f"({literal(text)}, {dead})" for text in forbidden]
+        if rules.dialect == "web":
+            ending = [f"stop_eos={'true' if stop is None else 'false'}",
+                      f"stop_str=({literal(stop) if stop else ''})", f"loop_after_dispatch={'true' if stop is None else 'false'}"]
+            return rules.add("text", f"TagDispatch({', '.join(tags + ending)})")
+        ending = [f"loop_after_dispatch={'true' if stop is None else 'false'}", f"excludes=({literal(stop) if stop else ''})"]
+        text = rules.add("text_body", f"TagDispatch({', '.join(tags + ending)})")
+        return rules.add("text", f"{text} {literal(stop)}") if stop else text
+    return rules.once(("text_until", stop, forbidden), build)

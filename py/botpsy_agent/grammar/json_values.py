@@ -9,8 +9,9 @@ note says so, so the grammar is never stricter than the schema.
 Layout follows json.dumps with its default separators, a space after `,` and `:`
 optional, nothing else (a grammar that allows endless whitespace lets a weak model write
 it forever). Object keys may come in any order, each at most once, every required one
-present. Strings never contain the strings in `excluded` (the end of the tool call that
-holds them), since the parser would cut the call there.
+present. Strings never hold a raw "<" followed by the second character of one of the
+`excluded` strings (the ends of the tool call that holds them: "</tool_call>"...), since the
+parser would cut the call there; JSON can still say it, as "<\\/" or "\\u003c".
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from .ebnf import Rules, literal, text_without
+from .ebnf import Rules, char_class, literal
 
 # Keywords that say nothing about which values are valid.
 _ANNOTATIONS = {"description", "title", "default", "examples", "$comment", "deprecated",
@@ -56,11 +57,16 @@ def number_rule(rules: Rules) -> str:
 
 
 def json_string_rule(rules: Rules, excluded: tuple[str, ...]) -> str:
-    """A JSON string literal whose text never contains `excluded`."""
+    """A JSON string literal that never holds one of `excluded` (strings starting with "<")
+    as raw text: a raw "<" may not be followed by their second characters."""
+    if any(not text.startswith("<") or len(text) < 2 for text in excluded):
+        raise ValueError(f"excluded strings must start with '<' and have 2+ characters, got {excluded}")
+
     def build() -> str:
-        escapes = ('"\\\\" ["\\\\/bfnrt]', '"\\\\u" [0-9a-fA-F]{4}')
-        body = text_without(rules, "string_chars", list(excluded), banned_chars='"\\' + CONTROL_CHARS,
-                            escapes=escapes)
+        escape = rules.add("escape", '"\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F]{4})')
+        plain = char_class('"\\<' + CONTROL_CHARS, negated=True)
+        after_angle = char_class('"\\<' + CONTROL_CHARS + "".join(text[1] for text in excluded), negated=True)
+        body = rules.add("string_chars", f'({plain} | {escape} | "<"+ ({after_angle} | {escape}))* "<"*')
         return rules.add("string", f'"\\"" {body} "\\""')
     return rules.once(("json_string", excluded), build)
 

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import json
 
-from .ebnf import Rules, literal, text_without
+from .ebnf import Rules, literal, text_until
 from .json_values import GrammarNotes, JsonValues, integer_rule, keyed_members, number_rule
 
 # The parser ends a value at the first of these (and the call at </tool_call>), so no
-# value may contain one.
+# value may contain one: a raw value runs up to its </parameter>, never through the others.
 XML_CLOSERS = ("</parameter>", "<parameter=", "</function>", "</tool_call>")
+PARAMETER_END = "\n</parameter>\n"
 _VALUE_KEYWORDS = {"description", "title", "default", "examples", "type", "enum", "format",
                    "minimum", "$comment", "deprecated", "readOnly", "writeOnly"}
 
@@ -34,18 +35,26 @@ def qwen_xml_call(rules: Rules, tools: list, notes: GrammarNotes) -> str:
         for key, schema in properties.items():
             value = _value(rules, values, schema, notes, f"{tool.name}.{key}")
             params.append((key, rules.add(f"param_{tool.name}_{key}",
-                                          f"{literal(f'<parameter={key}>' + chr(10))} {value} "
-                                          f"{literal(chr(10) + '</parameter>' + chr(10))}")))
+                                          f"{literal(f'<parameter={key}>' + chr(10))} {value}")))
         body = keyed_members(rules, f"params_{tool.name}", params, required, "", notes, tool.name)
         calls.append(rules.add(f"call_{tool.name}", f"{literal(tool.name + '>' + chr(10))} {body}"))
     return rules.add("call", f'"\\n<function=" ({" | ".join(calls)}) "</function>\\n"')
 
 
 def _raw_text(rules: Rules) -> str:
-    return rules.once("xml_text", lambda: text_without(rules, "text", list(XML_CLOSERS)))
+    """Any text, several lines too, up to its </parameter> (the parser drops one newline at
+    each end, so the template's "\\nVALUE\\n</parameter>" reads back as VALUE)."""
+    closing = text_until(rules, XML_CLOSERS[0], XML_CLOSERS[1:])
+    return rules.add("raw_value", f'{closing} "\\n"')
 
 
 def _value(rules: Rules, values: JsonValues, schema: object, notes: GrammarNotes, where: str) -> str:
+    """The value and the end of its parameter element."""
+    typed = _typed_value(rules, values, schema, notes, where)
+    return typed if typed == _raw_text(rules) else rules.add("value", f"{typed} {literal(PARAMETER_END)}")
+
+
+def _typed_value(rules: Rules, values: JsonValues, schema: object, notes: GrammarNotes, where: str) -> str:
     if not isinstance(schema, dict) or not schema:
         return _raw_text(rules)  # any value: raw text or JSON both read back
     kind = schema.get("type")

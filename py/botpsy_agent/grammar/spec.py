@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from .ebnf import Rules, text_without
+from .ebnf import Rules, text_until
 from .hermes_json import hermes_json_call
 from .json_values import GrammarNotes
 from .qwen_xml import qwen_xml_call
@@ -58,9 +58,10 @@ def tool_schemas(tools: list[dict]) -> list[ToolSchema]:
 
 
 def structural_tag(tools: list[dict], tool_call_format: str, mode: str = "auto",
-                   thinking: bool = False) -> tuple[dict, list[str]]:
+                   thinking: bool = False, dialect: str = "web") -> tuple[dict, list[str]]:
     """The structural tag for these tools and mode, and notes on what stays unconstrained.
-    thinking=True: the prompt left <think> open (the reply's calls come after </think>)."""
+    thinking=True: the prompt left <think> open (the reply's calls come after </think>).
+    dialect: the xgrammar build that compiles it (ebnf.DIALECTS; the runtime's is "web")."""
     if tool_call_format not in CALL_GRAMMARS:
         raise ValueError(f"unknown tool_call_format {tool_call_format!r}; expected one of {sorted(CALL_GRAMMARS)}")
     schemas = tool_schemas(tools)
@@ -72,48 +73,50 @@ def structural_tag(tools: list[dict], tool_call_format: str, mode: str = "auto",
         raise ValueError('toolCalls "required" needs at least one tool offered')
     notes = GrammarNotes()
     if mode == "none" or not schemas:
-        return {"type": "structural_tag", "format": _text_without(CALL_OPEN)}, notes.notes
-    calls = _call_tag(schemas, tool_call_format, notes)
+        return {"type": "structural_tag", "format": _free_text(dialect, None, CALL_OPEN)}, notes.notes
+    calls = _call_tag(schemas, tool_call_format, notes, dialect)
     later = {"type": "triggered_tags", "triggers": [CALL_OPEN], "tags": [calls]}
     if mode == "auto":
         return {"type": "structural_tag", "format": later}, notes.notes
     if mode == "required":
         reply = {**later, "at_least_one": True}
     else:  # one named tool first, then as "auto"
-        first = _call_tag([tool for tool in schemas if tool.name == mode], tool_call_format, notes)
+        first = _call_tag([tool for tool in schemas if tool.name == mode], tool_call_format, notes, dialect)
         reply = {"type": "sequence", "elements": [first, later]}
     if thinking:
         reply = {"type": "sequence", "elements": [
-            _text_without(THINK_CLOSE, CALL_OPEN), {"type": "const_string", "value": THINK_CLOSE + "\n\n"}, reply]}
+            _free_text(dialect, THINK_CLOSE, CALL_OPEN), {"type": "const_string", "value": "\n\n"}, reply]}
     return {"type": "structural_tag", "format": reply}, notes.notes
 
 
 def logits_processor_spec(tools: list[dict], tool_call_format: str | None, mode: str = "auto",
-                          *, thinking: bool = False) -> dict | None:
+                          *, thinking: bool = False, dialect: str = "web") -> dict | None:
     """The generate option entry that constrains tool calls: {"name": "tool-call-grammar",
     "args": {"structuralTag", "notes"}}, or None for mode "off" or a model without a tool
     call format. tools: the JSON tool schemas given to the chat template. mode: "auto" |
     "required" | "none" | "off" | an offered tool's name. thinking: the prompt left <think>
-    open (Qwen3.5 with thinking on), so a required call comes after </think>."""
+    open (Qwen3.5 with thinking on), so a required call comes after </think>. dialect: "web"
+    (the model worker's xgrammar) or "pypi" (PyPI xgrammar, to check the grammar under CPython)."""
     if mode == "off" or tool_call_format is None:
         return None
     # The agent asks again at every step with the same tools: built once per tool set.
-    key = json.dumps([tools, tool_call_format, mode, thinking], sort_keys=True, default=repr)
+    key = json.dumps([tools, tool_call_format, mode, thinking, dialect], sort_keys=True, default=repr)
     if key not in _built:
-        tag, notes = structural_tag(tools, tool_call_format, mode, thinking)
+        tag, notes = structural_tag(tools, tool_call_format, mode, thinking, dialect)
         _built[key] = json.dumps({"name": PROCESSOR_NAME, "args": {"structuralTag": tag, "notes": notes}})
         while len(_built) > _MAX_BUILT:
             del _built[next(iter(_built))]
     return json.loads(_built[key])  # a fresh copy: callers may change theirs
 
 
-def _call_tag(schemas: list[ToolSchema], tool_call_format: str, notes: GrammarNotes) -> dict:
-    rules = Rules()
+def _call_tag(schemas: list[ToolSchema], tool_call_format: str, notes: GrammarNotes, dialect: str) -> dict:
+    rules = Rules(dialect)
     root = CALL_GRAMMARS[tool_call_format](rules, schemas, notes)
     return {"type": "tag", "begin": CALL_OPEN, "content": {"type": "grammar", "grammar": rules.text(root)},
             "end": CALL_CLOSE}
 
 
-def _text_without(*excluded: str) -> dict:
-    rules = Rules()
-    return {"type": "grammar", "grammar": rules.text(text_without(rules, "text", list(excluded)))}
+def _free_text(dialect: str, stop: str | None, *forbidden: str) -> dict:
+    """Any text without `forbidden`, up to and including `stop` (None: to the end)."""
+    rules = Rules(dialect)
+    return {"type": "grammar", "grammar": rules.text(text_until(rules, stop, forbidden))}
