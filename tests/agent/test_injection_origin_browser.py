@@ -36,6 +36,9 @@ START = """async ({outputs, storeName, modelUrl, approve, settings, templateUrl}
     agent.registerTool({name: "transfer_money", description: "Send money.", confirm: false, sideEffects: true,
         parameters: {type: "object", properties: {to: {type: "string"}, amount: {type: "string"}}},
         handler: (args) => { transfers.push(args); return "sent"; }});
+    agent.registerTool({name: "delete_account", description: "Close the account.", confirm: true,
+        parameters: {type: "object", properties: {reason: {type: "string"}}},
+        handler: (args) => { transfers.push({deleted: args}); return "deleted"; }});
     agent.setSettings({thinking: false, ...settings});
     window.agentCase = {agent, events, confirmations, transfers};
     return agent.tools().length;
@@ -54,6 +57,13 @@ FORGED_FETCH = """(url) => new Promise((resolve) => {
         if (data?.kind === "reply" && data.id === id) resolve(data.error ? "refused: " + data.error.message : "fetched");
     });
     self.postMessage({kind: "call", id, name: "fetchUrl", args: {url}});
+})"""
+FORGED_HOST_TOOL = """(args) => new Promise((resolve) => {
+    const id = 2e9 + Math.floor(Math.random() * 1000);
+    self.addEventListener("message", ({data}) => {
+        if (data?.kind === "reply" && data.id === id) resolve(data.error ? "refused: " + data.error.message : "ran");
+    });
+    self.postMessage({kind: "call", id, name: "callHostTool", args});
 })"""
 WORKER_ESCAPES = """async (target) => {
     const outcomes = {};
@@ -158,6 +168,23 @@ def test_a_compromised_agent_worker_reaches_nothing(app_page, server, recording_
     forged = worker.evaluate(FORGED_FETCH, f"{recording_server.url}/forged-offline")
     assert forged.startswith("refused: network access is off"), forged
     assert turn(page, "still there?")["final"]["text"] == "Hello."
+
+
+def test_a_compromised_agent_worker_cannot_run_a_host_tool_that_needs_a_yes(app_page, server):
+    page = app_page
+    start(page, server, [xml_call("delete_account", reason="asked"), "Closed.", xml_call("delete_account", reason="x"),
+                         "Not closed."], "botpsy-test-forged-tool", approve={"delete_account": True})
+    worker = agent_worker(page)
+    forged = worker.evaluate(FORGED_HOST_TOOL, {"name": "delete_account", "argumentsJson": '{"reason": "forged"}'})
+    assert forged == "refused: the person has not approved delete_account with these arguments", forged
+    # Through the gate, with the person's yes, it runs: once, with the approved arguments.
+    answer = turn(page, "close my account")
+    assert answer["asked"] == ["delete_account"] and answer["transfers"] == [{"deleted": {"reason": "asked"}}]
+    replayed = worker.evaluate(FORGED_HOST_TOOL, {"name": "delete_account", "argumentsJson": '{"reason": "asked"}'})
+    assert replayed.startswith("refused"), replayed
+    # A pre-approved host tool is the host's own choice: the page runs it when asked.
+    assert worker.evaluate(FORGED_HOST_TOOL, {"name": "transfer_money",
+                                              "argumentsJson": '{"to": "a", "amount": "1"}'}) == "ran"
 
 
 def test_a_note_written_after_reading_an_injected_file_makes_a_later_turn_ask(app_page, server):

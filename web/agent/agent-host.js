@@ -9,6 +9,7 @@
 // in this worker the page saw no task over 50 ms during a 11-18 s cold start. A
 // scripted 3-step turn took 64-110 ms on the main thread and 105-283 ms here (a
 // message hop per model chunk and store call): nothing next to the model's time.
+import {Approvals, canonicalJson} from "./approvals.js";
 import {ConfirmedFetches} from "./confirmed-fetch.js";
 import {RpcChannel} from "./rpc-channel.js";
 import {PythonSandbox} from "../sandbox/sandbox-client.js";
@@ -84,6 +85,7 @@ export class AgentHost {
     this.queued = Promise.resolve();  // settings and tools sent before the next turn
     this.allowNetwork = false;  // the page's own record of the setting: the worker cannot change it
     this.fetches = new ConfirmedFetches();
+    this.approvals = new Approvals();  // host tool calls the person approved (approvals.js)
     this.rawWorker = worker;
     this.worker = new RpcChannel(worker, this.#pageHandlers(), (event) => this.onEvent(event));
     worker.onerror = (event) => this.worker.failAll(new Error(`the agent worker failed: ${event.message ?? "script error"}`));
@@ -122,9 +124,9 @@ export class AgentHost {
         }
         const answer = await this.confirmCallback(request);
         const approved = Boolean(answer?.approved);
-        if (approved && request.name === "fetch_url") {
-          this.fetches.approve((answer.arguments ?? request.arguments)?.url);
-        }
+        const approvedArguments = answer?.arguments ?? request.arguments;
+        if (approved && request.name === "fetch_url") this.fetches.approve(approvedArguments?.url);
+        if (approved) this.approvals.grant(`${request.name}\n${canonicalJson(approvedArguments ?? {})}`);
         return JSON.stringify({approved, arguments: answer?.arguments ?? null});
       },
       // fetch_url's way out: only a URL the person approved, only with the network on (confirmed-fetch.js).
@@ -141,7 +143,12 @@ export class AgentHost {
       callHostTool: async ({name, argumentsJson}) => {
         const tool = this.hostTools.get(name);
         if (!tool) throw new Error(`no host tool named ${name}`);
-        return JSON.stringify((await tool.handler(JSON.parse(argumentsJson))) ?? null);
+        const args = JSON.parse(argumentsJson);
+        // A tool the host wants confirmed runs only as the person approved it, whoever asks.
+        if (tool.confirm && !this.approvals.take(`${name}\n${canonicalJson(args)}`)) {
+          throw new Error(`the person has not approved ${name} with these arguments`);
+        }
+        return JSON.stringify((await tool.handler(args)) ?? null);
       },
     };
   }
@@ -164,7 +171,8 @@ export class AgentHost {
                 confirm = true, sideEffects = true, untrustedOutput = false}) {
     if (typeof name !== "string" || !name) throw new Error("registerTool needs a name");
     if (typeof handler !== "function") throw new Error(`registerTool(${name}): handler must be a function`);
-    this.hostTools.set(name, {handler});
+    // Python asks before a side-effecting tool that is not pre-approved: the page then checks for that yes.
+    this.hostTools.set(name, {handler, confirm: confirm !== false && sideEffects !== false});
     this.toolList = [...this.toolList.filter((tool) => tool.name !== name), {name, description, parameters, enabled: true, enabledByDefault: true}];
     return this.#queue("registerTool", {specJson: JSON.stringify({name, description, parameters, confirm,
       side_effects: sideEffects, untrusted_output: untrustedOutput})});

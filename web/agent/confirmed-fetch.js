@@ -7,9 +7,9 @@
 // that URL in the page's own confirmation dialog (once per approval, within a minute), and
 // (3) in a sandboxed frame whose policy allows that URL's origin and nothing else (web/fetch/).
 // A compromised agent worker can at most open that dialog: nothing leaves without a visible yes.
+import {Approvals} from "./approvals.js";
 
 const FRAME_URL = new URL("../fetch/frame.html", import.meta.url);
-const APPROVAL_LIFETIME_MS = 60_000;
 
 /** The absolute http(s) URL a fetch is for, or an Error naming what is wrong with it. */
 export function fetchableUrl(url) {
@@ -25,27 +25,18 @@ export class ConfirmedFetches {
   constructor({frameUrl = FRAME_URL, timeoutMs = 30_000} = {}) {
     this.frameUrl = new URL(frameUrl);
     this.timeoutMs = timeoutMs;
-    this.approvals = new Map();  // href -> approval times still unused
+    this.approvals = new Approvals();  // by URL
   }
 
   /** The person approved a fetch of `url` in the page's dialog. */
   approve(url) {
-    const href = fetchableUrl(url).href;
-    this.approvals.set(href, [...(this.approvals.get(href) ?? []), performance.now()]);
-  }
-
-  #consume(href) {
-    const fresh = (this.approvals.get(href) ?? []).filter((at) => performance.now() - at < APPROVAL_LIFETIME_MS);
-    if (!fresh.length) return false;
-    fresh.shift();
-    if (fresh.length) this.approvals.set(href, fresh); else this.approvals.delete(href);
-    return true;
+    this.approvals.grant(fetchableUrl(url).href);
   }
 
   /** Fetches an approved URL in its own frame; resolves to the response text. */
   async fetch(url) {
     const target = fetchableUrl(url);
-    if (!this.#consume(target.href)) {
+    if (!this.approvals.take(target.href)) {
       throw new Error(`the person has not approved fetching ${target.href}; every fetch needs its own approval`);
     }
     const frame = document.createElement("iframe");
