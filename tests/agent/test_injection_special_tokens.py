@@ -84,3 +84,13 @@ def test_the_agent_defuses_the_tokens_it_was_given(tokenizer_folder):
     asyncio.run(turn())
     response = model.prompts[1].rsplit("<tool_response>", 1)[1].split("</tool_response>")[0]
     assert added_ids_in(tokenizer, added, data_block(response.strip())) == []
+
+
+def test_the_session_takes_the_token_list_as_json_and_names_bad_input():
+    from .test_bridge import FakeHost, session_for
+
+    session = session_for(FakeHost([]), special_tokens_json=json.dumps(["<|endoftext|>", "<tool_call>"]))
+    assert session.agent.special_tokens == ("<|endoftext|>", "<tool_call>")
+    for bad in ('{"content": "<|endoftext|>"}', '["<|endoftext|>", 7]'):
+        with pytest.raises(ValueError, match="special tokens must be a JSON list of strings"):
+            session_for(FakeHost([]), special_tokens_json=bad)
