@@ -81,6 +81,7 @@ export class PythonSandbox {
       frame.setAttribute("aria-hidden", "true");
       frame.tabIndex = -1;
       frame.hidden = true;
+      frame.style.setProperty("display", "none", "important");   // a host page's iframe rules cannot show it
       frame.title = "Python sandbox";
       this.frame = frame;
       const blocked = new Error(`this page's Content-Security-Policy does not allow the Python sandbox's frame ` +
