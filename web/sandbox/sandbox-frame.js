@@ -5,6 +5,14 @@
 import {PROTOCOL, FILE_NAMES, checkRunRequest, cleanResult, isMessage, message, sandboxError} from "./protocol.js";
 import {capWasmMemory} from "./wasm-memory-cap.js";
 
+// The frame's own modules have loaded by now: from here on only blob: scripts may load (Pyodide's,
+// made from the page's buffers), in this document and in the workers it starts (they inherit its
+// policies), so the model's code cannot even request a file of our origin (importScripts, import()).
+const scriptLock = document.createElement("meta");
+scriptLock.httpEquiv = "Content-Security-Policy";
+scriptLock.content = "script-src blob: 'wasm-unsafe-eval'";
+document.head.append(scriptLock);
+
 const START_TIMEOUT_MS = 120_000;  // Pyodide's start-up (seconds on a slow machine), not counted in the call's limit
 
 let files = null;       // {urls: {name: blob URL}, bytes: {name: ArrayBuffer}, workerUrl}
