@@ -23,7 +23,7 @@ def test_tiny_qwen_runs_end_to_end_in_the_browser_and_matches_pytorch(exported_m
     folder = exported_model("tiny-qwen3.5")  # Qwen3.5's XML tool calls, as a BotPsy folder
     outputs = tmp_path / "outputs.jsonl"
     result = run_eval(folder, "--dtype", "fp32", "--categories", ",".join(CATEGORIES), "--limit", 3,
-                      "--max-tokens", 12, "--reference", "pytorch", "--torch-threads", 1,
+                      "--max-tokens", 12, "--tool-calls", "free,constrained", "--reference", "pytorch", "--torch-threads", 1,
                       "--outputs", outputs, "--json", "--no-progress")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Single-turn AST accuracy" in result.stdout and "simple_python" in result.stdout
@@ -31,18 +31,22 @@ def test_tiny_qwen_runs_end_to_end_in_the_browser_and_matches_pytorch(exported_m
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["model"] == folder.name
     assert summary["cases"] == {"simple_python": 3, "live_irrelevance": 3}
-    for scores in (summary["accuracy"]["browser"]["fp32"]["free"], summary["accuracy"]["pytorch"]["free"]):
+    browser = summary["accuracy"]["browser"]["fp32"]
+    assert set(browser) == {"free", "constrained"}  # grammar-constrained calls: the runtime's tool-call-grammar
+    for scores in (browser["free"], browser["constrained"], summary["accuracy"]["pytorch"]["free"]):
         assert set(scores) == {*CATEGORIES, "overall"}
         assert all(0.0 <= value <= 1.0 for value in scores.values())
     assert set(summary["unparsed_calls"]) == {"browser", "pytorch"}
     assert isinstance(summary["unparsed_calls"]["browser"]["fp32"]["free"], int)
+    assert summary["failed_generations"] == {"browser": {"fp32": {"free": 0, "constrained": 0}}, "pytorch": {"free": 0}}
     assert summary["seconds"] > 0
     assert summary["fp32_vs_pytorch"] == {"compared": 6, "same_tokens": 6, "differing": []}
     assert summary["accuracy"]["browser"]["fp32"]["free"] == summary["accuracy"]["pytorch"]["free"]
 
     runs = [json.loads(line) for line in outputs.read_text().splitlines()]
-    assert sorted((run["engine"], run["case_id"]) for run in runs) == sorted(
-        (engine, case.id) for engine in ("browser", "pytorch") for case in load_cases(CATEGORIES, 3))
+    assert sorted((run["engine"], run["tool_calls"], run["case_id"]) for run in runs) == sorted(
+        (engine, mode, case.id) for engine, mode in (("browser", "free"), ("browser", "constrained"), ("pytorch", "free"))
+        for case in load_cases(CATEGORIES, 3))
     chat_format = chat_format_for(folder)
     tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
     cases = {case.id: case for case in load_cases(CATEGORIES, 3)}
