@@ -156,8 +156,11 @@ async function runGeneration(loaded, promptIds, options, processors, hooks) {
       if (pending) await pending;  // only processors that need it (a grammar's mask) cost an await
     }
     applyRepetitionPenalty(logits, seen, options.repetitionPenalty);
-    const tokenId = sampleToken(logits, options, rng);
-    for (const processor of processors) processor.accept(tokenId);
+    let tokenId = sampleToken(logits, options, rng);
+    while (!(await acceptedByAll(processors, tokenId))) {
+      logits[tokenId] = -Infinity;  // a processor took it back (it would lead its grammar nowhere)
+      tokenId = sampleToken(logits, options, rng);
+    }
     generatedTokens++;
     times.mark("sample");
     if (eos.has(tokenId)) {
@@ -201,6 +204,20 @@ async function runGeneration(loaded, promptIds, options, processors, hooks) {
     ...feeder.stats,  // decode's modelCalls, draftedTokens (guessed from the context), acceptedDraftTokens
     ...Object.assign({}, ...processors.map((processor) => processor.stats)),  // e.g. grammarCompileMs, grammarMaskMs
   };
+}
+
+// Tells every processor the chosen token; false when one refuses it (the others take it back).
+// Awaits only processors whose accept returns a promise.
+async function acceptedByAll(processors, tokenId) {
+  for (let i = 0; i < processors.length; i++) {
+    let verdict = processors[i].accept(tokenId);
+    if (verdict instanceof Promise) verdict = await verdict;
+    if (verdict === false) {
+      for (let j = 0; j < i; j++) processors[j].unaccept?.();
+      return false;
+    }
+  }
+  return true;
 }
 
 // Guesses only as far as every processor allows (a grammar refuses what cannot follow).

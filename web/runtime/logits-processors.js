@@ -7,7 +7,9 @@
 // returns (or resolves to: compiling a grammar is async) an object with
 //   process(logits, tokenIds)  edits logits in place; may return a promise, which the
 //                              decode loop then awaits (only then: the free path stays sync)
-//   accept(tokenId)            told the token that was chosen
+//   accept(tokenId)            told the token that was chosen; may return (a promise of) false:
+//                              the token is refused, and the decoder picks another
+//   unaccept()                 optional: take the last accepted token back (another processor refused it)
 //   trimDraft(draft)           optional: how many of these guessed next tokens it allows in a row
 //   stats                      optional: figures added to the generation's stats
 //   dispose()                  optional: frees what it holds when the generation ends
