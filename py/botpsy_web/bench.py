@@ -21,7 +21,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from botpsy_web import bench_returning_visitor
+from botpsy_web import bench_constrained, bench_returning_visitor
 from botpsy_web.serve import serve_in_background
 
 CHROMIUM_PATH = os.environ.get("BOTPSY_CHROMIUM", "/usr/lib/chromium/chromium")
@@ -246,6 +246,9 @@ def measure_backend(context, base_url, engines, load_options, prompts, repeats) 
             log("  returning visitor (our runtime: prompt state stored on the first visit)")
             runs.figures["botpsy"].update(bench_returning_visitor.measure_returning_visitor(
                 runs.pages["botpsy"].page, load_options, prompts.folder, prompts.encode, repeats, log))
+            log("  constrained decoding (our runtime: tool-call grammar against none, same prompt)")
+            runs.figures["botpsy"].update(bench_constrained.measure_constrained(
+                runs.pages["botpsy"].page, load_options, prompts.folder, repeats, log))
     finally:
         runs.close()
     return runs
@@ -356,6 +359,7 @@ def backend_ratios(engines: dict) -> dict:
         "agent_prefix_reuse_speedup_prewarmed": ratio(ours.get("agent_s_without_reuse"),
                                                       ours.get("agent_s_with_reuse_prewarmed")),
         "prefill_over_decode": ratio(ours.get("prefill_tok_s_1024"), ours.get("decode_tok_s")),
+        "constrained_decode_vs_free": ratio(ours.get("constrained_decode_tok_s"), ours.get("constrained_free_decode_tok_s")),
     }
 
 
@@ -406,7 +410,7 @@ def run_bench(folder: Path, backends: str = "auto", dtype: str | None = None, re
     wasm = report["backends"].get("wasm", {}).get("ratios", {})
     report["ratios"] = {key: wasm.get(key) for key in (
         "decode_vs_transformersjs", "prefill_vs_transformersjs", "agent_prefix_reuse_speedup",
-        "agent_prefix_reuse_speedup_prewarmed", "prefill_over_decode")}
+        "agent_prefix_reuse_speedup_prewarmed", "prefill_over_decode", "constrained_decode_vs_free")}
     return report
 
 
@@ -429,6 +433,7 @@ FIGURE_ROWS = (
     ("agent, prefix reuse (s)", "agent_s_with_reuse", "{:.2f}"),
     ("agent, reuse + prefilled system (s)", "agent_s_with_reuse_prewarmed", "{:.2f}"),
     *bench_returning_visitor.FIGURE_ROWS,
+    *bench_constrained.FIGURE_ROWS,
 )
 
 

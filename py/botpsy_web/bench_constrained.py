@@ -1,0 +1,106 @@
+"""The "constrained decoding" scenario of `botpsy-web bench` (our runtime only).
+
+The agent's prompt with its 14 default tools (rendered by py/botpsy_agent as the page renders
+it), decoded greedily for CONSTRAINED_TOKENS tokens with the tool-call grammar (mode
+"required": a call, then the answer as free text) and without it, same prompt, same model
+worker, runs alternating. The two outputs differ (that is the point), and guessed tokens
+(draft-feeder.js) hold more or less often depending on the text, so the ratio
+`constrained_decode_vs_free` compares one token per call (draftTokens 0): what the grammar
+costs per token; the same with guessing on is reported beside it. Also: the mask time per
+token, the compile time of the 14 tools' grammar (a variant not compiled yet each run), the
+vocabulary table's setup (once per load), the warm-up prefill with and without the grammar,
+and the compile time left for the first token after that warm-up (0: done in warm-up). The
+browser side is bench/scenario-constrained.js.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+SCENARIO_MODULE = "/bench/scenario-constrained.js"
+MESSAGE = "Add a note that the dentist moved to Friday at 10, tagged health."
+CONSTRAINED_TOKENS = 64
+
+FIGURE_ROWS = (
+    ("constrained decode, 1/call (tok/s)", "constrained_decode_tok_s", "{:.2f}"),
+    ("  same prompt unconstrained (tok/s)", "constrained_free_decode_tok_s", "{:.2f}"),
+    ("  constrained, guessing on (tok/s)", "constrained_decode_tok_s_drafted", "{:.2f}"),
+    ("  unconstrained, guessing on (tok/s)", "constrained_free_decode_tok_s_drafted", "{:.2f}"),
+    ("  grammar mask per token (ms)", "grammar_mask_ms_per_token", "{:.3f}"),
+    ("  grammar compile, 14 tools (ms)", "grammar_compile_ms", "{:.0f}"),
+    ("  vocabulary table, once (ms)", "grammar_engine_setup_ms", "{:.0f}"),
+    ("  warm-up prefill with it (ms)", "grammar_warm_up_ms", "{:.0f}"),
+    ("  warm-up prefill without (ms)", "grammar_warm_up_ms_without_grammar", "{:.0f}"),
+    ("  compile left at first token (ms)", "grammar_compile_ms_at_first_token", "{:.0f}"),
+)
+
+
+def agent_prompt(folder: Path, variant: int | None = None):
+    """(prefix text, prompt text, grammar spec) of the agent with its default tools. A `variant`
+    number gives calculator one more optional parameter of that name, so the grammar is one the
+    worker has not compiled yet (its cache is keyed by the grammar's text)."""
+    from botpsy_agent.agent import Agent, AgentOptions
+    from botpsy_agent.browser_session import builtin_tools
+    from botpsy_agent.chat_format import ChatFormat
+    from botpsy_agent.tool_selection import DEFAULT_ENABLED_TOOLS
+    from botpsy_agent.tooling import Tool
+
+    manifest = json.loads((folder / "manifest.json").read_text())
+    chat_format = ChatFormat.from_model_files(json.loads((folder / "tokenizer_config.json").read_text()), manifest)
+    agent = Agent(model=None, chat_format=chat_format, options=AgentOptions(tool_calls="required"))
+    for tool in builtin_tools():
+        if tool.name in DEFAULT_ENABLED_TOOLS:
+            parameters = tool.parameters
+            if variant is not None and tool.name == "calculator":
+                parameters = {**parameters, "properties": {
+                    **parameters["properties"], f"variant_{variant}": {"type": "string"}}}
+            agent.add_tool(Tool(tool.name, tool.description, parameters, tool.handler, hints=tool.hints))
+    prompt = agent.render_prompt(({"role": "user", "content": MESSAGE},))
+    [spec] = agent.logits_processors(prompt)
+    return agent.render_prompt_prefix(), prompt, spec
+
+
+def _call(page, function: str, options: dict):
+    return page.evaluate(f"async (options) => (await import({SCENARIO_MODULE!r})).{function}(options)", options)
+
+
+def measure_constrained(page, load_options: dict, folder: Path, repeats: int, log) -> dict:
+    """Figures of the scenario, on a bench page (`page`, a Playwright page of bench/browser-bench.html)."""
+    prefix, prompt, spec = agent_prompt(folder)
+    load = {key: load_options[key] for key in ("folderUrl", "backend", "dtype")}
+    started = _call(page, "start", {**load, "prefix": prefix, "spec": spec})
+    try:
+        compiles = [_call(page, "compileOnly", {"prompt": prefix, "spec": agent_prompt(folder, run)[2]})
+                    for run in range(repeats)]
+        runs = {key: [] for key in ("free", "constrained", "free_drafted", "constrained_drafted")}
+        for run in range(repeats):
+            for key, grammar, draft in (("free", None, 0), ("constrained", spec, 0),
+                                        ("free_drafted", None, None), ("constrained_drafted", spec, None)):
+                runs[key].append(_call(page, "decode", {"prompt": prompt, "spec": grammar,
+                                                        "maxTokens": CONSTRAINED_TOKENS, "draftTokens": draft}))
+            log(f"    run {run + 1}: {runs['constrained'][-1]['tokensPerSecond']:.2f} tok/s constrained, "
+                f"{runs['free'][-1]['tokensPerSecond']:.2f} free (one token per call); compile {compiles[run]:.0f} ms")
+    finally:
+        page.evaluate(f"async () => (await import({SCENARIO_MODULE!r})).stop()")
+    constrained = runs["constrained"]
+    masks = sum(run["masks"] for run in constrained)
+    rate = lambda key: statistics.median(run["tokensPerSecond"] for run in runs[key])  # noqa: E731
+    return {
+        "constrained_decode_tok_s": rate("constrained"),
+        "constrained_decode_tok_s_runs": [run["tokensPerSecond"] for run in constrained],
+        "constrained_free_decode_tok_s": rate("free"),
+        "constrained_free_decode_tok_s_runs": [run["tokensPerSecond"] for run in runs["free"]],
+        "constrained_decode_tok_s_drafted": rate("constrained_drafted"),
+        "constrained_free_decode_tok_s_drafted": rate("free_drafted"),
+        "grammar_mask_ms_per_token": sum(run["maskMs"] for run in constrained) / masks if masks else None,
+        "grammar_compile_ms": statistics.median(compiles),
+        "grammar_compile_ms_runs": compiles,
+        "grammar_engine_setup_ms": started["engineSetupMs"],
+        "grammar_warm_up_ms": started["warmUpMs"],
+        "grammar_warm_up_ms_without_grammar": started["warmUpMsWithoutGrammar"],
+        "grammar_compile_ms_at_first_token": started["compileMsOnFirstToken"],
+        "constrained_text": constrained[-1]["text"],
+        "constrained_free_text": runs["free"][-1]["text"],
+    }
