@@ -37,7 +37,8 @@ export async function visit({folderUrl, backend, dtype, prefixIds, promptIds, ma
     const folder = new URL(folderUrl, location.href).href;
     const stored = usage.models.find((model) => model.folderUrl === folder);
     return {loadMs: ready - started, firstTokenMs: firstTokenAt - ready, tokens, warmUp: warmed,
-            answerPrefillMs: stats?.prefillMs ?? null, stateBytes: stored?.derivedBytes ?? 0, backend: info.backend, dtype: info.dtype};
+            answerPrefillMs: stats?.prefillMs ?? null, answerPrefillPhaseMs: stats?.prefillPhaseMs ?? null,
+            answerModelMs: stats?.modelMs ?? null, stateBytes: stored?.derivedBytes ?? 0, backend: info.backend, dtype: info.dtype};
   } finally {
     await client.unload().catch(() => {});
     client.terminate();

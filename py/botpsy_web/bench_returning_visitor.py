@@ -84,6 +84,7 @@ def measure_returning_visitor(page, load_options: dict, folder: Path, encode, re
         "returning_visitor_warm_up_s": statistics.median(v["warmUp"]["prefillMs"] for v in with_state) / 1000,
         "returning_visitor_warm_up_s_without_state": statistics.median(v["warmUp"]["prefillMs"] for v in without) / 1000,
         "returning_visitor_message_prefill_s": median_s(with_state, "answerPrefillMs"),
+        "returning_visitor_message_prefill_phase_ms": with_state[-1]["answerPrefillPhaseMs"],
         "returning_visitor_restored_tokens": [visit["warmUp"]["restoredTokens"] for visit in with_state],
         "returning_visitor_same_tokens": all(a["tokens"] == b["tokens"] for a, b in zip(without, with_state)),
     }
