@@ -17,7 +17,7 @@
 // Bump VERSION to ship a new app version: the next visit installs it, deletes the old
 // app cache, and leaves stored models alone.
 
-const VERSION = "2026-12-01.1";
+const VERSION = "2026-12-01.2";
 const APP_CACHE = `botpsy-app-${VERSION}`;
 const APP_CACHE_PREFIX = "botpsy-app-";
 const INDEX_CACHE = "botpsy-model-index";
@@ -34,6 +34,10 @@ const PRECACHE = [
   "web/ui/offline.js", "web/ui/markdown.js",
   "web/runtime/model-client.js", "web/runtime/protocol.js", "web/runtime/model-worker.js",
   "web/agent/agent-host.js", "web/agent/agent-worker.js", "web/agent/rpc-channel.js",
+  // run_python's sandbox: the page builds its frame from these bytes, so it starts offline too
+  // (web/sandbox/sandbox-client.js), even on a page that never used it online.
+  "web/sandbox/sandbox-client.js", "web/sandbox/protocol.js", "web/sandbox/sandbox.html",
+  "web/sandbox/sandbox-frame.js", "web/sandbox/wasm-memory-cap.js", "web/sandbox/sandbox-worker.js",
   "static/build/agent-py.zip",
   "node_modules/pyodide/pyodide.mjs", "node_modules/pyodide/pyodide.asm.mjs",
   "node_modules/pyodide/pyodide.asm.wasm", "node_modules/pyodide/python_stdlib.zip",

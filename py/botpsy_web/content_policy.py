@@ -27,14 +27,18 @@ from pathlib import Path
 from typing import Callable
 from urllib.parse import parse_qs
 
-from botpsy_web.sandbox_policy import SANDBOX_PAGE_PATH, SANDBOX_POLICY
+from botpsy_web.sandbox_policy import BOOT_HASH, SANDBOX_PAGE_PATH, SANDBOX_POLICY
 
 # 'wasm-unsafe-eval': onnxruntime-web and Pyodide compile WebAssembly; nothing here needs
 # JavaScript eval. worker-src blob: is for onnxruntime's thread workers (a blob: worker
 # inherits this same policy). frame-src 'self': the confirmed-fetch frame.
+# BOOT_HASH and blob: in script-src are for run_python's sandbox frame, which the page builds
+# from local bytes (srcdoc, so it starts offline) and which inherits this policy under its own
+# stricter one: its boot script, then the blob: modules the boot makes. Harmless here: only
+# that exact boot text matches the hash, and making a blob: URL takes code already running.
 APP_DIRECTIVES = {
     "default-src": ["'self'"],
-    "script-src": ["'self'", "'wasm-unsafe-eval'"],
+    "script-src": ["'self'", "'wasm-unsafe-eval'", BOOT_HASH, "blob:"],
     "style-src": ["'self'"],
     "img-src": ["'self'", "data:", "blob:"],
     "connect-src": ["'self'", "data:", "blob:"],

@@ -166,12 +166,19 @@ def test_attacker_code_stays_in_the_sandbox(sandbox_page, recording_server, case
 
 
 def test_the_sandbox_runs_outside_the_page_and_the_agent_worker(sandbox_page):
+    """On a page of our origin the frame is built from local bytes (srcdoc: it starts offline too)."""
+    from botpsy_web import REPO_ROOT
+
     facts = sandbox_page.evaluate("""() => {
         const frames = [...document.querySelectorAll("iframe")];
-        return frames.map((frame) => ({sandbox: frame.getAttribute("sandbox"), src: new URL(frame.src).pathname,
+        return frames.map((frame) => ({sandbox: frame.getAttribute("sandbox"), src: frame.getAttribute("src"),
+                                        srcdoc: frame.srcdoc,
                                         readable: (() => { try { return Boolean(frame.contentDocument); } catch { return false; } })()}));
     }""")
-    assert facts == [{"sandbox": "allow-scripts", "src": "/web/sandbox/sandbox.html", "readable": False}]
+    page = (REPO_ROOT / "web" / "sandbox" / "sandbox.html").read_text()
+    assert facts == [{"sandbox": "allow-scripts", "src": None, "srcdoc": page, "readable": False}]
+    [frame] = [frame for frame in sandbox_page.frames if frame.url == "about:srcdoc"]
+    assert frame.evaluate("self.origin") == "null"
 
 
 def test_a_sandbox_that_stops_answering_mid_call_gives_an_error_and_the_next_call_works(sandbox_page):
@@ -186,7 +193,7 @@ def test_a_sandbox_that_stops_answering_mid_call_gives_an_error_and_the_next_cal
     sandbox_page.wait_for_function("""() => window.agentTest.events.slice(window.lostFrom)
                                        .some((e) => e.type === 'tool_call' && e.name === 'run_python')""")
     sandbox_page.wait_for_timeout(500)
-    [frame] = [frame for frame in sandbox_page.frames if frame.url.endswith("/web/sandbox/sandbox.html")]
+    [frame] = [frame for frame in sandbox_page.frames if frame.url == "about:srcdoc"]
     try:   # the frame's process runs in a loop for 20 s: no answer, no sign of life
         sandbox_page.context.new_cdp_session(frame).send("Runtime.evaluate", {"expression": "for (;;) {}", "timeout": 20_000})
     except PlaywrightError:
@@ -217,23 +224,45 @@ def test_the_sandbox_page_carries_its_policy_in_the_header_and_in_the_page(serve
     assert "connect-src 'none'" in SANDBOX_POLICY and "default-src 'none'" in SANDBOX_POLICY
 
 
-def test_a_page_whose_policy_forbids_the_frame_gets_a_clear_error_at_once(browser, open_guarded_page, server):
-    """A widget's host page may not allow our frame: run_python then answers with the reason
-    (and everything else keeps working), instead of hanging."""
-    context, page, guard = open_guarded_page(browser)
+def strict_page(context, url, policy):
     html = "<!doctype html><title>strict host</title><p>host</p>"
-    context.route("**/tests/pages/strict-host.html", lambda route: route.fulfill(
-        status=200, body=html, content_type="text/html",
-        headers={"Content-Security-Policy": "default-src 'self'; frame-src 'none'"}))
-    page.goto(server + "/tests/pages/strict-host.html")
+    context.route(url, lambda route: route.fulfill(status=200, body=html, content_type="text/html",
+                                                   headers={"Content-Security-Policy": policy}))
+
+
+def run_in_new_sandbox(page, server):
     started = page.evaluate("() => performance.now()")
-    answer, elapsed = page.evaluate("""async () => {
-        const {PythonSandbox} = await import('/web/sandbox/sandbox-client.js');
+    answer, elapsed = page.evaluate("""async (server) => {
+        const {PythonSandbox} = await import(server + '/web/sandbox/sandbox-client.js');
         const answer = await new PythonSandbox().run({code: "1", runner: "x", timeLimitSeconds: 5, outputLimitChars: 10});
         return [answer, performance.now()];
-    }""")
+    }""", server)
+    return answer, elapsed - started
+
+
+def test_a_page_whose_policy_forbids_the_frame_gets_a_clear_error_at_once(browser, open_guarded_page, server,
+                                                                          foreign_server):
+    """A widget's host page (another origin: the frame comes by URL) may not allow our frame:
+    run_python then answers with the reason (and everything else keeps working), instead of hanging."""
+    context, page, guard = open_guarded_page(browser, foreign_server)
+    page.goto(foreign_server + "/tests/pages/frame-forbidding-host.html")   # its meta tag: frame-src 'none'
+    answer, elapsed = run_in_new_sandbox(page, server)
     assert answer == {"output": "", "error": "SandboxError: this page's Content-Security-Policy does not allow "
                                              f"the Python sandbox's frame (frame-src {server})"}
-    assert elapsed - started < 15_000
+    assert elapsed < 15_000
+    context.close()
+    guard.assert_clean()
+
+
+def test_a_page_of_ours_whose_policy_forbids_the_boot_script_says_so_at_once(browser, open_guarded_page, server):
+    """The srcdoc frame runs under its page's policy too: without the boot's hash the model gets
+    the reason, not a hang."""
+    context, page, guard = open_guarded_page(browser)
+    strict_page(context, "**/tests/pages/strict-host.html", "default-src 'self'")
+    page.goto(server + "/tests/pages/strict-host.html")
+    answer, elapsed = run_in_new_sandbox(page, server)
+    assert answer["error"].startswith("SandboxError: the Python sandbox's boot script did not run (this page's "
+                                      "Content-Security-Policy must allow its hash"), answer
+    assert elapsed < 15_000
     context.close()
     guard.assert_clean()

@@ -5,7 +5,10 @@
 //   frame  web/sandbox/sandbox.html: <iframe sandbox="allow-scripts">, an opaque origin,
 //     |    its own CSP (no connections); it never runs the model's code itself
 //     | Worker.postMessage
-//   worker (a blob: module worker started by the frame, one per call): Pyodide runs the code
+//   worker (a blob: classic worker started by the frame, one per call): Pyodide runs the code
+//
+// Start: the frame's boot says "loaded"; the page posts "boot" (the frame's module sources);
+// the frame's module says "ready" (or the boot "failed"); the page posts "init" (Pyodide's files).
 //
 // Only text crosses back: every reply is rebuilt field by field from strings, so a worker
 // (the model's code) that posts anything else gets a SandboxError, not a path into the page.
@@ -32,13 +35,25 @@ export const PROTOCOL = "botpsy-sandbox-1";
  * @typedef {{type: "result", protocol: string, id: number, result: SandboxResult}} ResultMessage
  */
 
+/** @typedef {{type: "loaded", protocol: string}} LoadedMessage  the frame's boot script runs and listens */
+/**
+ * The frame's modules as [file name, source text], each importing only ones before it
+ * (FRAME_MODULES' order): the frame may load no URL of ours, so the page posts them.
+ * @typedef {{type: "boot", protocol: string, modules: Array<[string, string]>}} BootMessage
+ */
+/** @typedef {{type: "failed", protocol: string, message: string}} FailedMessage  the boot could not start the frame's modules */
 /** @typedef {{type: "ready", protocol: string}} ReadyMessage  the frame's script (or a worker) has started */
 /** @typedef {{type: "alive", protocol: string}} AliveMessage  the frame, every 2 s while it has a call: its process lives */
 
 export const FILE_NAMES = ["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip",
                            "pyodide-lock.json", "sandbox-worker.js"];
 
+// The frame's own modules (web/sandbox/), in the order the boot links them: the frame last.
+export const FRAME_MODULES = ["protocol.js", "wasm-memory-cap.js", "sandbox-frame.js"];
+
 export const message = {
+  /** @returns {BootMessage} */
+  boot: (modules) => ({type: "boot", protocol: PROTOCOL, modules}),
   ready: () => ({type: "ready", protocol: PROTOCOL}),
   alive: () => ({type: "alive", protocol: PROTOCOL}),
   /** @returns {InitMessage} */

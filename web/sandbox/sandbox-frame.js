@@ -2,16 +2,12 @@
 // over and runs each call in a fresh blob: worker, which it terminates when the call
 // ends or its time is up. It runs none of the model's code itself, and answers only its
 // parent window, only with text rebuilt by cleanResult (web/sandbox/protocol.js).
+// The frame's boot runs this module from a blob: URL, its imports linked to the blob: URLs of
+// the sources the page posted (FRAME_MODULES): no script of this frame or its workers comes
+// from a URL of ours (the frame's policy allows blob: scripts only), so the model's code
+// cannot even request one of our files (importScripts, import()).
 import {PROTOCOL, FILE_NAMES, checkRunRequest, cleanResult, isMessage, message, sandboxError} from "./protocol.js";
 import {capWasmMemory} from "./wasm-memory-cap.js";
-
-// The frame's own modules have loaded by now: from here on only blob: scripts may load (Pyodide's,
-// made from the page's buffers), in this document and in the workers it starts (they inherit its
-// policies), so the model's code cannot even request a file of our origin (importScripts, import()).
-const scriptLock = document.createElement("meta");
-scriptLock.httpEquiv = "Content-Security-Policy";
-scriptLock.content = "script-src blob: 'wasm-unsafe-eval'";
-document.head.append(scriptLock);
 
 const START_TIMEOUT_MS = 120_000;  // Pyodide's start-up (seconds on a slow machine), not counted in the call's limit
 
