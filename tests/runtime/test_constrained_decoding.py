@@ -237,3 +237,26 @@ def test_a_bad_grammar_spec_is_a_clear_error(models, runtime_page):
       } catch (error) { return error.message; }
     }""")
     assert "structuralTag" in message
+
+
+def test_a_model_loaded_again_after_unload_constrains_again(models, runtime_page, server):
+    """Unloading frees the grammar engine's WebAssembly memory (vocabulary table, compiled grammars);
+    the next load builds a new one."""
+    model = models["qwen"]
+    folder_url = f"{server}/models/{model['folder'].name}/"
+    spec = _spec(model, "required")
+    texts = runtime_page.evaluate("""async ({folderUrl, prompt, spec}) => {
+      const client = new window.botpsyRuntime.ModelClient();
+      const texts = [];
+      for (let round = 0; round < 2; round++) {
+        await client.load(folderUrl, {backend: "wasm", dtype: "q8"});
+        const pieces = [];
+        for await (const chunk of client.generate(prompt, {maxTokens: 12, temperature: 1, seed: 2,
+                                                           logitsProcessors: [spec]})) pieces.push(chunk.text);
+        texts.push(pieces.join(""));
+        await client.unload();
+      }
+      client.terminate();
+      return texts;
+    }""", {"folderUrl": folder_url, "prompt": model["prompt"], "spec": spec})
+    assert texts[0] == texts[1] and texts[0].startswith("<tool_call>")

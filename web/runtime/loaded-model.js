@@ -10,6 +10,7 @@ import {dtypeGraphs} from "./dtype-graphs.js";
 import {PrefixCache} from "./prefix-cache.js";
 import {PersistedPromptState, promptStateIdentity} from "./prompt-state.js";
 import {TextTokenizer} from "./tokenizer.js";
+import {releaseGrammarEngine} from "./grammar/xgrammar-engine.js";
 
 const TOKENIZER_FILES = ["tokenizer.json", "tokenizer_config.json"];
 
@@ -94,6 +95,7 @@ function loadedModel(manifest, tokenizer, runner, choice, folderUrl) {
       await promptState.settled();
       prefix.clear();
       await runner.release();
+      await releaseGrammarEngine(tokenizer);  // tool-call grammars' WebAssembly memory, if any were used
     },
   };
 }

@@ -35,6 +35,14 @@ export function grammarEngineFor(tokenizer, {vocabSize, stopTokenIds}) {
   return engine;
 }
 
+/** Frees the engine of a tokenizer (its WebAssembly memory: the vocabulary table, compiled grammars). */
+export async function releaseGrammarEngine(tokenizer) {
+  const engine = engines.get(tokenizer);
+  if (!engine) return;
+  engines.delete(tokenizer);
+  (await engine.catch(() => null))?.dispose();
+}
+
 class GrammarEngine {
   static async create(tokenizer, vocabSize, stopTokenIds) {
     const xgr = await loadLibrary();
@@ -79,6 +87,13 @@ class GrammarEngine {
   /** A matcher that ends on one of the model's stop tokens. The caller disposes it. */
   createMatcher(compiled) {
     return this.xgr.GrammarMatcher.createGrammarMatcher(compiled, this.stopTokenIds);
+  }
+
+  dispose() {
+    for (const entry of this.compiled.values()) entry.compiled.then((compiled) => compiled.dispose(), () => {});
+    this.compiled.clear();
+    this.compiler.dispose();
+    this.info.dispose();
   }
 
   #evict() {
