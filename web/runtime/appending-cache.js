@@ -193,7 +193,8 @@ export class AppendingCacheState {
   /** Makes a stored state (exportState's shape, dims already checked) the live state; the bytes are copied. */
   importState({length, tensors}) {
     const byInput = new Map(tensors.map((tensor) => [tensor.input, tensor]));
-    const kv = new KvBuffers(this.kvEntries, capacityFor(length));
+    // A step of room beyond the state: the message that follows a restored prefix fits without a regrow copy.
+    const kv = new KvBuffers(this.kvEntries, capacityFor(length) + CAPACITY_STEP);
     for (const entry of this.kvEntries) {
       const target = kv.arrays.get(entry.input);
       new Uint8Array(target.buffer, target.byteOffset, target.byteLength).set(byInput.get(entry.input).bytes);
