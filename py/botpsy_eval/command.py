@@ -80,12 +80,6 @@ def _settings(args):
         load_category(categories[0])  # the data is there (else: how to install it)
     except (ValueError, BfclDataError, IndexError) as error:
         return None, str(error) if not isinstance(error, IndexError) else "--categories is empty"
-    if "constrained" in args.tool_calls:
-        try:
-            import botpsy_agent.grammar  # noqa: F401
-        except ImportError:
-            return None, ("--tool-calls constrained needs grammar-constrained tool calls (botpsy_agent.grammar), "
-                          "which this checkout does not have yet; run --tool-calls free")
     return EvalSettings(folder, tuple(dtypes), tuple(categories), args.backend, args.limit, args.seed,
                         tuple(args.tool_calls), args.reference, args.max_tokens, args.torch_threads), None
 

@@ -3,8 +3,10 @@
 Both ends are exactly what the app runs (the same modules run in Pyodide): the prompt is
 `botpsy_agent.Agent.render_prompt()` for an agent whose tools are the case's functions
 (converted by schema.tool_specs) and whose conversation is the case's messages, with the
-agent's default system prompt and settings (thinking off); the model's output is read by
-`botpsy_agent.parsing.ModelOutputParser`, as Agent.run_turn reads it. No tool is run.
+agent's default system prompt and settings (thinking off); constrained tool calls are the
+logits processors the agent asks for (`Agent.logits_processors`, toolCalls "auto"); the model's
+output is read by `botpsy_agent.parsing.ModelOutputParser`, as Agent.run_turn reads it. No tool
+is run.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ class RenderedCase:
     case: Case
     prompt: str
     tool_specs: list[dict]
+    constrained_processors: list[dict]  # what the agent asks the runtime for with toolCalls "auto"
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,10 @@ def render_case(chat_format: ChatFormat, case: Case) -> RenderedCase:
         agent.add_tool(Tool.from_json_schema(function["name"], function["description"],
                                              function["parameters"], _never_run))
     agent.conversation = Conversation([dict(message) for message in case.messages])
-    return RenderedCase(case, agent.render_prompt(), [tool.spec() for tool in agent.active_tools()])
+    agent.options.tool_calls = "auto"  # the app's default for a folder that names its call format
+    prompt = agent.render_prompt()
+    return RenderedCase(case, prompt, [tool.spec() for tool in agent.active_tools()],
+                        agent.logits_processors(prompt))
 
 
 def read_calls(chat_format: ChatFormat, rendered: RenderedCase, output: str) -> ReadCalls:

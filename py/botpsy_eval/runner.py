@@ -71,17 +71,6 @@ class EvalResults:
     seconds: float = 0.0
 
 
-def constrained_processors(rendered: RenderedCase, tool_call_format: str) -> list:
-    """The grammar processor the agent would ask for (botpsy_agent.grammar, issue 12)."""
-    try:
-        from botpsy_agent.grammar import logits_processor_spec
-    except ImportError as error:
-        raise RuntimeError("--tool-calls constrained needs botpsy_agent.grammar "
-                           f"(grammar-constrained tool calls), which is not available: {error}") from None
-    spec = logits_processor_spec(rendered.tool_specs, tool_call_format, mode="auto")
-    return [spec] if spec else []
-
-
 class Generator(Protocol):
     """What runs a prompt: browser.BrowserModel, reference.TorchModel."""
 
@@ -94,7 +83,7 @@ def run_cases(model: Generator, engine: tuple[str, str, str], rendered: list[Ren
     name, dtype, mode = engine
     runs = []
     for item in rendered:
-        processors = constrained_processors(item, chat_format.tool_call_format) if mode == "constrained" else []
+        processors = item.constrained_processors if mode == "constrained" else []
         try:
             generation = model.generate(item.prompt, max_tokens, processors)
         except GenerationError as error:  # recorded and counted wrong, whatever the category

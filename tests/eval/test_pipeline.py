@@ -9,6 +9,7 @@ import pytest
 
 from botpsy_agent.agent import AgentOptions
 from botpsy_agent.chat_format import ChatFormat
+from botpsy_agent.grammar import logits_processor_spec
 from botpsy_eval.checker import PYTHON_TYPES, score_case
 from botpsy_eval.data import CATEGORIES, NO_CALL_CATEGORIES, ANY_CALL_CATEGORIES, load_cases
 from botpsy_eval.pipeline import read_calls, render_case
@@ -91,6 +92,10 @@ def test_the_prompt_is_the_agents_rendering_of_the_cases_tools_and_messages(qwen
         assert [spec["function"]["name"] for spec in rendered.tool_specs] == [tool_name(n) for n in names]
         assert all(tool_name(name) in rendered.prompt for name in names)
         assert case.messages[-1]["content"] in rendered.prompt
+        # constrained: what the agent asks the runtime for with toolCalls "auto"
+        assert rendered.constrained_processors == [logits_processor_spec(
+            rendered.tool_specs, chat_format.tool_call_format, "auto")]
+        assert rendered.constrained_processors[0]["name"] == "tool-call-grammar"
     assert "<tools>" in render_case(hermes_format, case).prompt  # the Hermes fallback teaches the tools
 
 
