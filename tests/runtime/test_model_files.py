@@ -56,6 +56,25 @@ window.harnessReady = true;
 </script>
 """
 
+# Loaded as <iframe sandbox="allow-scripts">: an opaque origin; the folder's URL comes in the fragment.
+OPAQUE_FRAME_HTML = """<!doctype html><meta charset="utf-8"><title>opaque-origin frame</title>
+<script type="module">
+import * as modelFiles from "/web/runtime/model-files.js";
+const folderUrl = decodeURIComponent(location.hash.slice(1));
+const warnings = [];
+const warn = console.warn;
+console.warn = (...args) => { warnings.push(args.join(" ")); warn(...args); };
+try {
+  const manifest = await modelFiles.fetchManifest(folderUrl);
+  const files = await modelFiles.loadModelFiles(folderUrl, manifest, Object.keys(manifest.files));
+  parent.postMessage({origin: self.origin, warnings,
+                      sizes: Object.fromEntries([...files].map(([p, b]) => [p, b.length]))}, "*");
+} catch (error) {
+  parent.postMessage({error: error.message}, "*");
+}
+</script>
+"""
+
 
 def write_model_folder(folder, files, manifest_overrides=None):
     """Writes files and a manifest describing them (manifest_overrides: path -> stored bytes that differ)."""
@@ -79,6 +98,7 @@ def model_folders(models_dir):
     (harness / "index.html").write_text(HARNESS_HTML)
     (harness / "load-all.js").write_text(LOAD_ALL_JS)
     (harness / "worker.js").write_text(WORKER_JS)
+    (harness / "opaque-frame.html").write_text(OPAQUE_FRAME_HTML)
 
     weights = os.urandom(3 * 1024 * 1024 + 17)
     good = {WEIGHTS: weights, "tokenizer.json": b'{"model": {"vocab": {}}}', "config.json": b"{}"}
@@ -280,26 +300,12 @@ def test_bad_arguments_get_clear_errors(harness):
 
 
 def test_carries_on_in_an_opaque_origin_iframe(harness, model_folders):
-    """A sandboxed iframe (opaque origin) has no Cache API and no OPFS: files load, uncached."""
+    """A sandboxed iframe (opaque origin) has no Cache API and no OPFS: files load, uncached.
+    The frame is a served page of its own: the app's policy blocks an unhashed srcdoc script."""
     result = harness.evaluate("""folderUrl => new Promise((resolve, reject) => {
         const frame = document.createElement("iframe");
         frame.sandbox = "allow-scripts";
-        const moduleUrl = new URL("/web/runtime/model-files.js", location.href).href;
-        frame.srcdoc = `<script type="module">
-            const modelFiles = await import(${JSON.stringify(moduleUrl)});
-            const warnings = [];
-            const warn = console.warn;
-            console.warn = (...args) => { warnings.push(args.join(" ")); warn(...args); };
-            try {
-              const manifest = await modelFiles.fetchManifest(${JSON.stringify(folderUrl)});
-              const files = await modelFiles.loadModelFiles(${JSON.stringify(folderUrl)}, manifest,
-                                                            Object.keys(manifest.files));
-              parent.postMessage({origin: self.origin, warnings,
-                                  sizes: Object.fromEntries([...files].map(([p, b]) => [p, b.length]))}, "*");
-            } catch (error) {
-              parent.postMessage({error: error.message}, "*");
-            }
-        <\\/script>`;
+        frame.src = "./opaque-frame.html#" + encodeURIComponent(folderUrl);
         addEventListener("message", ({data}) => data.error ? reject(new Error(data.error)) : resolve(data));
         document.body.append(frame);
     })""", f"{harness.url.rsplit('/', 2)[0]}/{GOOD_FOLDER}/")
