@@ -13,8 +13,12 @@ GREEDY = {"maxTokens": 8, "stopOnEos": False}
 
 # On WebGPU the snapshots hold GPU buffers (SwiftShader is too slow for SmolLM2 here).
 # q8 is what WASM recommends: its int8 activations are scaled per token, so chunking is invisible.
+# WebGPU (SwiftShader here) is checked in test_webgpu_cache.py: what differs there (cache tensors
+# kept on the GPU, the hybrid's GPU snapshots, edited prompts, continued conversations, KV cut-backs).
+# Running this whole module on it too cost ~5 minutes of CI once tiny-qwen3.5 had the real 248k
+# vocabulary; which tokens are reused is decided the same way for every backend.
 CASES = [("smollm2-135m", "wasm", "fp32"), ("smollm2-135m", "wasm", "q8"), ("tiny-qwen3.5", "wasm", "fp32"),
-         ("tiny-qwen3.5", "wasm", "q8"), ("tiny-qwen3.5", "webgpu", "fp32")]
+         ("tiny-qwen3.5", "wasm", "q8")]
 
 
 @pytest.fixture(scope="module", params=CASES, ids=["-".join(case) for case in CASES])
