@@ -10,8 +10,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from pathlib import Path
 
-from botpsy_web.serve import serve_in_background
-from botpsy_web.verify_browser import CHROMIUM_ARGS, CHROMIUM_PATH, open_harness
+from botpsy_web.verify_browser import harness_page
 
 from .generation import Generation, GenerationError
 
@@ -73,20 +72,6 @@ def first_line(error) -> str:
 def browser_page(folder: Path):
     """A harness page in headless Chromium that can load `folder` (served at /models/<name>/).
     Yields (page, folder_url)."""
-    from playwright.sync_api import sync_playwright
-
     folder = Path(folder).resolve()
-    httpd, base_url = serve_in_background(models_dir=folder.parent)
-    try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
-            try:
-                page = browser.new_page()
-                page.set_default_timeout(600_000)
-                open_harness(page, base_url)
-                yield page, f"{base_url}/models/{folder.name}/"
-            finally:
-                browser.close()
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with harness_page(folder) as (page, base_url):
+        yield page, f"{base_url}/models/{folder.name}/"

@@ -10,6 +10,7 @@ on every token.
 import base64
 import json
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -128,6 +129,28 @@ async ({folderUrl, backend, dtype, prompts, steps}) => {
 """
 
 
+@contextmanager
+def harness_page(folder: Path):
+    """The runtime's harness page in headless Chromium, served with `folder`'s parent as /models/.
+    Yields (page, base_url); the browser and the server stop on exit."""
+    from playwright.sync_api import sync_playwright
+
+    httpd, base_url = serve_in_background(models_dir=Path(folder).resolve().parent)
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page()
+                page.set_default_timeout(600_000)
+                open_harness(page, base_url)
+                yield page, base_url
+            finally:
+                browser.close()
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
 def open_harness(page, base_url: str):
     page.goto(base_url + HARNESS_PATH)
     page.wait_for_function("() => window.botpsyRuntime !== undefined", timeout=60_000)
@@ -211,27 +234,15 @@ def run(args) -> int:
               file=sys.stderr)
         return 2
     from playwright.sync_api import Error as PlaywrightError
-    from playwright.sync_api import sync_playwright
 
-    httpd, base_url = serve_in_background(models_dir=folder.parent)
     try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
-            try:
-                page = browser.new_page()
-                page.set_default_timeout(600_000)
-                open_harness(page, base_url)
-                agreement, info = verify_in_page(page, base_url, folder, args.backend, args.dtype, steps=args.tokens)
-            finally:
-                browser.close()
+        with harness_page(folder) as (page, base_url):
+            agreement, info = verify_in_page(page, base_url, folder, args.backend, args.dtype, steps=args.tokens)
     except PlaywrightError as error:
         # the runtime's own message (e.g. "WebGPU unavailable ...") without the browser stack
         message = str(error).splitlines()[0].removeprefix("Page.evaluate: ").removeprefix("Error: ")
         print(f"error: the browser run failed: {message}", file=sys.stderr)
         return 1
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
 
     print(f"{folder.name}: {info['reason']} (dtype {info['dtype']})")
     for index, prompt in enumerate(agreement.prompts):
