@@ -46,6 +46,9 @@ def register(subparsers):
                         help="threads for the PyTorch reference (default torch's; 1 is faster on a busy machine)")
     parser.add_argument("--outputs", type=Path, default=None,
                         help="where the per-case outputs go (JSON lines; default eval-<model>-<time>.jsonl here)")
+    parser.add_argument("--resume", action="store_true",
+                        help="go on from the --outputs file: cases it already holds for the same model, engine and "
+                             "prompt are read back and scored, not generated again; new runs are appended")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
     parser.set_defaults(func=run)
@@ -73,6 +76,8 @@ def _settings(args):
         return None, f"--limit must be at least 1, got {args.limit}"
     if args.max_tokens < 1:
         return None, f"--max-tokens must be at least 1, got {args.max_tokens}"
+    if args.resume and args.outputs is None:
+        return None, "--resume goes on from an earlier run's file: name it with --outputs FILE"
     if not dtypes and not args.reference:
         return None, "nothing to run: no dtype and no --reference"
     try:
@@ -102,7 +107,7 @@ class _Progress:
             print(f"... {text}", file=sys.stderr, flush=True)
 
     def advance(self, run) -> None:
-        if self.bar:
+        if self.bar and not run.reused:
             self.bar.set_postfix_str(f"{run.case_id} {'ok' if run.correct else 'wrong'}", refresh=False)
             self.bar.update(1)
 
@@ -116,15 +121,25 @@ def run(args) -> int:
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
-    from .data import load_cases
     from .report import OutputsFile, format_table, summarize
-    from .runner import plan_size, run_eval
+    from .resume import EarlierRuns, ResumeError
+    from .runner import pending_generations, render_cases, run_eval
 
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
     outputs = args.outputs or Path(f"eval-{settings.folder.name}-{stamp}.jsonl")
-    total = plan_size(settings, len(load_cases(settings.categories, settings.limit, settings.seed)))
+    try:
+        earlier = EarlierRuns.read(outputs) if args.resume else EarlierRuns()
+    except ResumeError as error:
+        print(f"error: cannot resume: {error}", file=sys.stderr)
+        return 2
+    prepared = render_cases(settings)
+    pending = pending_generations(settings, prepared[2], earlier)
+    total = sum(pending.values())
+    if args.resume:
+        print(f"resuming from {outputs}: {len(earlier.runs)} stored run(s); {total} generation(s) to go",
+              file=sys.stderr, flush=True)
     progress = _Progress(total, enabled=not args.no_progress)
-    outputs_file = OutputsFile(outputs)
+    outputs_file = OutputsFile(outputs, append=args.resume)
 
     def on_run(case_run):
         outputs_file.write(case_run)
@@ -135,7 +150,7 @@ def run(args) -> int:
     from botpsy_export.errors import ExportError
 
     try:
-        results = run_eval(settings, on_run=on_run, on_stage=progress.stage)
+        results = run_eval(settings, on_run=on_run, on_stage=progress.stage, earlier=earlier, prepared=prepared)
     except PlaywrightError as error:  # the runtime's own message (e.g. "WebGPU unavailable ..."), no stack
         from .browser import first_line
 
@@ -147,6 +162,9 @@ def run(args) -> int:
     finally:
         progress.close()
         outputs_file.close()
+    if earlier.stale:
+        print(f"note: {earlier.stale} stored run(s) were generated again: their prompt or --max-tokens no longer "
+              "matches (or they had failed)", file=sys.stderr)
     summary = summarize(results, outputs)
     print(format_table(summary))
     if args.json:

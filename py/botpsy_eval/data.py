@@ -90,13 +90,17 @@ def load_category(category: str) -> list[Case]:
 
 def sample_cases(cases: list[Case], limit: int | None, seed: int) -> list[Case]:
     """A fixed, seeded sample of `limit` cases (all when None), in the file's order: the same
-    seed gives the same cases for every category, model and dtype, so runs compare like with like."""
+    seed gives the same cases for every category, model and dtype, so runs compare like with like.
+    Samples nest: the cases of a smaller --limit are among those of a larger one (the sample is
+    the head of one seeded shuffle), so a resumed run can grow a table case by case."""
     if limit is None or limit >= len(cases):
         return list(cases)
     if limit < 1:
         raise ValueError(f"--limit must be at least 1, got {limit}")
     category = cases[0].category if cases else ""
-    chosen = set(random.Random(f"{seed}:{category}").sample(range(len(cases)), limit))
+    order = list(range(len(cases)))
+    random.Random(f"{seed}:{category}").shuffle(order)
+    chosen = set(order[:limit])
     return [case for index, case in enumerate(cases) if index in chosen]
 
 

@@ -11,7 +11,8 @@ The JSON summary (`botpsy-web eval --json` prints it as its last line):
      "mean_prompt_tokens" / "mean_output_tokens" / "seconds_per_engine": same nesting as unparsed_calls,
      "fp32_vs_pytorch": {"compared": n, "same_tokens": n, "differing": [{"id", "browser_correct", "pytorch_correct"}]}
                         (only when both ran),
-     "cases_per_minute": case runs (one case through one engine) per minute over the whole run,
+     "cases_per_minute": case runs (one case through one engine) generated per minute over the whole run,
+     "reused_runs": case runs read back from the outputs file (--resume) instead of generated,
      "browser_runtime": {"browser <dtype>": {"backend", "dtype", "threads", "reason"}} as the runtime loaded it,
      "outputs": path of the per-case file, "seconds": wall time}
 
@@ -78,6 +79,7 @@ def summarize(results: EvalResults, outputs_path: Path | None) -> dict:
     for case in results.cases:
         cases[case.category] += 1
     settings = results.settings
+    generated = sum(not run.reused for run in results.runs)
     summary = {
         "model": results.model, "backend": settings.backend, "seed": settings.seed, "limit": settings.limit,
         "max_tokens": settings.max_tokens, "cases": dict(cases),
@@ -87,7 +89,8 @@ def summarize(results: EvalResults, outputs_path: Path | None) -> dict:
         "mean_prompt_tokens": _nested(groups, lambda runs: round(statistics.mean(r.prompt_tokens for r in runs), 1)),
         "mean_output_tokens": _nested(groups, lambda runs: round(statistics.mean(r.output_tokens for r in runs), 1)),
         "seconds_per_engine": _nested(groups, lambda runs: round(sum(r.seconds for r in runs), 1)),
-        "cases_per_minute": round(len(results.runs) / (results.seconds / 60), 2) if results.seconds else None,
+        "cases_per_minute": round(generated / (results.seconds / 60), 2) if results.seconds and generated else None,
+        "reused_runs": len(results.runs) - generated,
         "browser_runtime": results.engine_info,
         "outputs": str(outputs_path) if outputs_path else None,
         "seconds": round(results.seconds, 1),
@@ -143,6 +146,8 @@ def format_table(summary: dict) -> str:
     lines.append("")
     lines.append(f"{len(columns)} column(s), {summary['seconds']:.0f} s, "
                  f"{summary['cases_per_minute']} generations/min")
+    if summary.get("reused_runs"):
+        lines.append(f"{summary['reused_runs']} case run(s) read back from the outputs file, not generated again")
     if summary["outputs"]:
         lines.append(f"per-case outputs: {summary['outputs']}")
     return "\n".join(lines)
@@ -150,16 +155,30 @@ def format_table(summary: dict) -> str:
 
 class OutputsFile:
     """The per-case outputs, one JSON line per case run, written as each run ends (a long
-    run that stops early keeps what it did)."""
+    run that stops early keeps what it did). With append, new runs go after the file's own
+    (a half-written last line, left by a run killed mid-write, is dropped first); runs read
+    back from it are not written twice."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, append: bool = False):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = self.path.open("w", encoding="utf-8")
+        if append and self.path.exists():
+            _drop_partial_last_line(self.path)
+        self._file = self.path.open("a" if append else "w", encoding="utf-8")
 
     def write(self, run: CaseRun) -> None:
-        self._file.write(json.dumps(run.as_json(), ensure_ascii=False) + "\n")
+        if run.reused:
+            return
+        entry = run.as_json()
+        del entry["reused"]
+        self._file.write(json.dumps(entry, ensure_ascii=False) + "\n")
         self._file.flush()
 
     def close(self) -> None:
         self._file.close()
+
+
+def _drop_partial_last_line(path: Path) -> None:
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        path.write_bytes(data[:data.rfind(b"\n") + 1])

@@ -18,6 +18,7 @@ from .checker import Verdict, score_case
 from .data import Case, load_cases
 from .generation import Generation, GenerationError
 from .pipeline import ReadCalls, RenderedCase, chat_format_for, read_calls, render_case
+from .resume import EarlierRuns, RunKey
 
 TOOL_CALL_MODES = ("free", "constrained")
 REFERENCES = ("pytorch",)
@@ -56,6 +57,9 @@ class CaseRun:
     output_tokens: int
     stop_reason: str            # "eos" | "stop_string" | "max_tokens", or "error" when generation failed
     seconds: float
+    model: str = ""             # the folder's name
+    backend: str = ""           # "wasm" | "webgpu" for the browser, "cpu" for PyTorch
+    reused: bool = False        # read back from an earlier run (--resume), not generated now
 
     def as_json(self) -> dict:
         return asdict(self)
@@ -77,15 +81,28 @@ class Generator(Protocol):
     def generate(self, prompt: str, max_tokens: int, logits_processors: list | None = None) -> Generation: ...
 
 
-def run_cases(model: Generator, engine: tuple[str, str, str], rendered: list[RenderedCase], chat_format: ChatFormat,
-              max_tokens: int, on_run: Callable[[CaseRun], None] = lambda run: None) -> list[CaseRun]:
-    """Every case through one engine (name, dtype, tool-call mode), scored."""
+def run_key(model_name: str, backend: str, engine: tuple[str, str, str], case_id: str) -> RunKey:
+    return RunKey(model_name, backend, *engine, case_id)
+
+
+def run_cases(model: Generator | None, engine: tuple[str, str, str], rendered: list[RenderedCase],
+              chat_format: ChatFormat, max_tokens: int, on_run: Callable[[CaseRun], None] = lambda run: None, *,
+              model_name: str = "", backend: str = "", earlier: EarlierRuns | None = None) -> list[CaseRun]:
+    """Every case through one engine (name, dtype, tool-call mode), scored. A case `earlier`
+    holds a standing run for is read back instead of generated (model may then be None)."""
     name, dtype, mode = engine
+    earlier = earlier or EarlierRuns()
     runs = []
     for item in rendered:
         processors = item.constrained_processors if mode == "constrained" else []
+        reused = earlier.lookup(run_key(model_name, backend, engine, item.case.id), item.prompt, max_tokens)
         try:
-            generation = model.generate(item.prompt, max_tokens, processors)
+            if reused is not None:
+                generation = reused
+            elif model is None:
+                raise RuntimeError(f"{item.case.id} has no earlier run and no model was loaded for {engine}")
+            else:
+                generation = model.generate(item.prompt, max_tokens, processors)
         except GenerationError as error:  # recorded and counted wrong, whatever the category
             generation = Generation("", [], 0, "error", 0.0)
             verdict = Verdict(False, f"generation failed: {error}")
@@ -96,48 +113,90 @@ def run_cases(model: Generator, engine: tuple[str, str, str], rendered: list[Ren
         run = CaseRun(name, dtype, mode, item.case.category, item.case.id, item.prompt, generation.text,
                       generation.token_ids, [{"name": c.name, "arguments": c.arguments} for c in read.calls],
                       read.unparsed, verdict.correct, verdict.reason, generation.prompt_tokens,
-                      len(generation.token_ids), generation.stop_reason, round(generation.seconds, 3))
+                      len(generation.token_ids), generation.stop_reason, round(generation.seconds, 3),
+                      model_name, backend, reused is not None)
         runs.append(run)
         on_run(run)
     return runs
 
 
+def _engines(settings: EvalSettings) -> list[tuple[tuple[str, str, str], str]]:
+    """Every (engine, backend) the settings run, in the order they run."""
+    engines = [(("browser", dtype, mode), settings.backend) for dtype in settings.dtypes for mode in settings.tool_calls]
+    if settings.reference == "pytorch":
+        engines.append((("pytorch", "fp32", "free"), "cpu"))
+    return engines
+
+
 def plan_size(settings: EvalSettings, case_count: int) -> int:
-    browser = len(settings.dtypes) * len(settings.tool_calls)
-    return case_count * (browser + (1 if settings.reference else 0))
+    return case_count * len(_engines(settings))
+
+
+def pending_generations(settings: EvalSettings, rendered: list[RenderedCase], earlier: EarlierRuns) -> dict:
+    """Per engine: how many of its cases need a new generation (the rest are read back)."""
+    model_name = Path(settings.folder).name
+    return {engine: len(rendered) - earlier.count_covered(
+                [(run_key(model_name, backend, engine, item.case.id), item.prompt) for item in rendered],
+                settings.max_tokens)
+            for engine, backend in _engines(settings)}
+
+
+def render_cases(settings: EvalSettings) -> tuple[ChatFormat, list[Case], list[RenderedCase]]:
+    chat_format = chat_format_for(settings.folder)
+    cases = load_cases(settings.categories, settings.limit, settings.seed)
+    return chat_format, cases, [render_case(chat_format, case) for case in cases]
 
 
 def run_eval(settings: EvalSettings, on_run: Callable[[CaseRun], None] = lambda run: None,
-             on_stage: Callable[[str], None] = lambda stage: None) -> EvalResults:
+             on_stage: Callable[[str], None] = lambda stage: None, earlier: EarlierRuns | None = None,
+             prepared: tuple | None = None) -> EvalResults:
+    """Every engine over every case. With `earlier`, cases it holds standing runs for are read
+    back; an engine with nothing left to generate is not loaded at all. `prepared` is
+    render_cases(settings) when the caller already has it."""
     started = time.perf_counter()
-    chat_format = chat_format_for(settings.folder)
-    cases = load_cases(settings.categories, settings.limit, settings.seed)
-    rendered = [render_case(chat_format, case) for case in cases]
-    results = EvalResults(settings, Path(settings.folder).name, cases)
+    earlier = earlier or EarlierRuns()
+    chat_format, cases, rendered = prepared or render_cases(settings)
+    model_name = Path(settings.folder).name
+    pending = pending_generations(settings, rendered, earlier)
+    results = EvalResults(settings, model_name, cases)
 
-    if settings.dtypes:
+    def run_engine(model, engine, backend):
+        return run_cases(model, engine, rendered, chat_format, settings.max_tokens, on_run,
+                         model_name=model_name, backend=backend, earlier=earlier)
+
+    browser_dtypes = [dtype for dtype in settings.dtypes
+                      if any(pending[("browser", dtype, mode)] for mode in settings.tool_calls)]
+    for dtype in settings.dtypes:  # fully read back: scored without a browser
+        if dtype not in browser_dtypes:
+            for mode in settings.tool_calls:
+                results.runs += run_engine(None, ("browser", dtype, mode), settings.backend)
+    if browser_dtypes:
         from .browser import BrowserModel, browser_page
 
         with browser_page(settings.folder) as (page, folder_url):
-            for dtype in settings.dtypes:
+            for dtype in browser_dtypes:
                 on_stage(f"loading {dtype} in the browser")
                 model = BrowserModel(page, folder_url, settings.backend, dtype)
                 results.engine_info[model.name] = model.info
                 try:
                     for mode in settings.tool_calls:
                         on_stage(f"browser {dtype} {mode}")
-                        results.runs += run_cases(model, ("browser", dtype, mode), rendered, chat_format,
-                                                  settings.max_tokens, on_run)
+                        results.runs += run_engine(model, ("browser", dtype, mode), settings.backend)
                 finally:
                     model.close()
     if settings.reference == "pytorch":
-        from .reference import TorchModel
+        engine = ("pytorch", "fp32", "free")
+        model = None
+        if pending[engine]:
+            from .reference import TorchModel
 
-        on_stage("loading the PyTorch reference")
-        model = TorchModel(settings.folder, settings.torch_threads)
+            on_stage("loading the PyTorch reference")
+            model = TorchModel(settings.folder, settings.torch_threads)
         on_stage("pytorch fp32 free")
-        results.runs += run_cases(model, ("pytorch", "fp32", "free"), rendered, chat_format,
-                                  settings.max_tokens, on_run)
-        model.close()
+        try:
+            results.runs += run_engine(model, engine, "cpu")
+        finally:
+            if model is not None:
+                model.close()
     results.seconds = time.perf_counter() - started
     return results

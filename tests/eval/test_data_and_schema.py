@@ -92,6 +92,15 @@ def test_a_sample_is_fixed_by_its_seed_and_keeps_the_file_order():
     assert len(sample_cases(cases, 10_000, 0)) == len(cases)
 
 
+def test_samples_nest_so_a_larger_limit_keeps_the_smaller_ones_cases():
+    for category in ("simple_python", "live_simple", "live_relevance"):
+        cases = load_category(category)
+        sizes = [1, 5, 10, 50, len(cases)]
+        samples = [{case.id for case in sample_cases(cases, size, 0)} for size in sizes]
+        assert [len(sample) for sample in samples] == [min(size, len(cases)) for size in sizes]
+        assert all(small <= large for small, large in zip(samples, samples[1:])), category
+
+
 def test_an_unknown_category_lists_the_known_ones():
     with pytest.raises(ValueError, match="'simple_java'.*simple_python"):
         load_cases(["simple_java"])

@@ -60,6 +60,18 @@ def test_tiny_qwen_runs_end_to_end_in_the_browser_and_matches_pytorch(exported_m
         assert run["prompt_tokens"] == len(tokenizer.encode(run["prompt"], add_special_tokens=False).ids)
         assert 1 <= run["output_tokens"] == len(run["token_ids"]) <= 12
         assert isinstance(run["correct"], bool) and isinstance(run["output"], str)
+        assert (run["model"], run["backend"]) == (folder.name, "wasm" if run["engine"] == "browser" else "cpu")
+
+    # the same command again with --resume: every run is read back (no browser, no PyTorch), same scores
+    resumed = run_eval(folder, "--dtype", "fp32", "--categories", ",".join(CATEGORIES), "--limit", 3,
+                       "--max-tokens", 12, "--tool-calls", "free,constrained", "--reference", "pytorch",
+                       "--outputs", outputs, "--resume", "--json", "--no-progress")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "18 stored run(s); 0 generation(s) to go" in resumed.stderr
+    again = json.loads(resumed.stdout.strip().splitlines()[-1])
+    assert again["reused_runs"] == 18 and again["browser_runtime"] == {}
+    assert again["accuracy"] == summary["accuracy"] and again["fp32_vs_pytorch"] == summary["fp32_vs_pytorch"]
+    assert len(outputs.read_text().splitlines()) == 18  # nothing written twice
 
 
 def test_a_folder_without_manifest_is_named(tmp_path):
@@ -74,5 +86,7 @@ def test_bad_options_are_named_with_what_would_be_right(exported_model):
     assert "live_relevance" in unknown_category.stderr
     unknown_dtype = run_eval(folder, "--dtype", "int3")
     assert unknown_dtype.returncode == 2 and "'int3'" in unknown_dtype.stderr and "fp32" in unknown_dtype.stderr
+    resume_without_file = run_eval(folder, "--resume")
+    assert resume_without_file.returncode == 2 and "--outputs FILE" in resume_without_file.stderr
     unknown_mode = run_eval(folder, "--tool-calls", "loose")
     assert unknown_mode.returncode == 2 and "free" in unknown_mode.stderr and "constrained" in unknown_mode.stderr

@@ -1,0 +1,139 @@
+"""--resume: a stopped eval goes on from its outputs file. A stored run stands in for a new
+generation only when the model, backend, engine, case, prompt and token cap would give the
+same greedy tokens; failures, changed prompts and other caps are generated again; what is
+read back is scored again by today's checker and not written twice; a half-written last line
+(a run killed mid-write) is dropped; a file that is not an outputs file is named."""
+
+import json
+
+import pytest
+
+from botpsy_agent.chat_format import ChatFormat
+from botpsy_eval.data import load_cases
+from botpsy_eval.generation import Generation, GenerationError
+from botpsy_eval.pipeline import render_case
+from botpsy_eval.report import OutputsFile
+from botpsy_eval.resume import EarlierRuns, ResumeError
+from botpsy_eval.runner import run_cases
+
+TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+            "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+ENGINE = ("browser", "q8", "free")
+WHERE = {"model_name": "smol", "backend": "wasm"}
+
+
+class CountingModel:
+    """Writes "No tool fits." in three tokens for every prompt (fails on those it is told to); counts calls."""
+
+    def __init__(self, failing=()):
+        self.prompts, self.failing = [], set(failing)
+
+    def generate(self, prompt, max_tokens, logits_processors=None):
+        self.prompts.append(prompt)
+        if prompt in self.failing:
+            raise GenerationError("the model worker stopped")
+        return Generation("No tool fits.", [5, 6, 2], 40, "eos", 0.5)
+
+
+@pytest.fixture(scope="module")
+def rendered():
+    chat_format = ChatFormat(TEMPLATE, "hermes_json", supports_tools=False)
+    return chat_format, [render_case(chat_format, case) for case in load_cases(["irrelevance"], limit=4)]
+
+
+def first_run(tmp_path, rendered, failing=()):
+    chat_format, items = rendered
+    path = tmp_path / "runs.jsonl"
+    outputs = OutputsFile(path)
+    runs = run_cases(CountingModel({items[i].prompt for i in failing}), ENGINE, items, chat_format, 64,
+                     outputs.write, **WHERE)
+    outputs.close()
+    return path, runs
+
+
+def test_stored_runs_are_read_back_and_scored_instead_of_generated(tmp_path, rendered):
+    chat_format, items = rendered
+    path, first = first_run(tmp_path, rendered, failing=[1])
+    model = CountingModel()
+    earlier = EarlierRuns.read(path)
+    outputs = OutputsFile(path, append=True)
+    again = run_cases(model, ENGINE, items, chat_format, 64, outputs.write, earlier=earlier, **WHERE)
+    outputs.close()
+
+    assert model.prompts == [items[1].prompt]  # only the failed case is generated again
+    assert [run.reused for run in again] == [True, False, True, True] and earlier.stale == 1
+    assert [run.correct for run in again] == [True, True, True, True]  # irrelevance: no call is right
+    assert [(r.output, r.token_ids, r.seconds) for r in again if r.reused] == [
+        (r.output, r.token_ids, r.seconds) for r in first if r.stop_reason != "error"]
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(lines) == 5 and "reused" not in lines[0]  # the 4 first runs, then the retried one only
+    assert (lines[-1]["case_id"], lines[-1]["stop_reason"], lines[-1]["model"], lines[-1]["backend"]) == (
+        items[1].case.id, "eos", "smol", "wasm")
+    stored = EarlierRuns.read(path).runs
+    assert len(stored) == 4 and {run.stop_reason for run in stored.values()} == {"eos"}  # the retry replaced the failure
+
+
+def test_a_run_stands_in_only_for_the_same_model_engine_prompt_and_cap(tmp_path, rendered):
+    chat_format, items = rendered
+    path, _ = first_run(tmp_path, rendered)
+
+    def generated(items=items, max_tokens=64, engine=ENGINE, **where):
+        model = CountingModel()
+        run_cases(model, engine, items, chat_format, max_tokens, earlier=EarlierRuns.read(path), **{**WHERE, **where})
+        return len(model.prompts)
+
+    assert generated() == 0
+    assert generated(max_tokens=3) == 0      # stopped by itself at 3 tokens: any cap of 3 or more
+    assert generated(max_tokens=2) == 4      # a cap it would have hit
+    assert generated(model_name="smol-other") == 4
+    assert generated(backend="webgpu") == 4
+    assert generated(engine=("browser", "q8", "constrained")) == 4
+    assert generated(engine=("browser", "q4", "free")) == 4
+    changed = [type(item)(item.case, item.prompt + "!", item.tool_specs, item.constrained_processors) for item in items]
+    assert generated(items=changed) == 4     # the agent renders another prompt today
+
+
+def test_a_run_cut_at_its_cap_stands_in_only_for_that_cap(tmp_path, rendered):
+    chat_format, items = rendered
+    path = tmp_path / "runs.jsonl"
+
+    class CutModel(CountingModel):
+        def generate(self, prompt, max_tokens, logits_processors=None):
+            self.prompts.append(prompt)
+            return Generation("No", [5] * max_tokens, 40, "max_tokens", 0.5)
+
+    outputs = OutputsFile(path)
+    run_cases(CutModel(), ENGINE, items[:1], chat_format, 8, outputs.write, **WHERE)
+    outputs.close()
+    for max_tokens, expected in ((8, 0), (9, 1), (7, 1)):
+        model = CutModel()
+        run_cases(model, ENGINE, items[:1], chat_format, max_tokens, earlier=EarlierRuns.read(path), **WHERE)
+        assert len(model.prompts) == expected, max_tokens
+
+
+def test_without_a_model_every_case_must_be_read_back(tmp_path, rendered):
+    chat_format, items = rendered
+    path, _ = first_run(tmp_path, rendered)
+    runs = run_cases(None, ENGINE, items, chat_format, 64, earlier=EarlierRuns.read(path), **WHERE)
+    assert all(run.reused for run in runs)
+    with pytest.raises(RuntimeError, match="no earlier run"):
+        run_cases(None, ENGINE, items, chat_format, 2, earlier=EarlierRuns.read(path), **WHERE)
+
+
+def test_a_half_written_last_line_is_dropped_and_a_foreign_file_is_named(tmp_path, rendered):
+    path, _ = first_run(tmp_path, rendered)
+    whole = path.read_text()
+    path.write_text(whole + '{"engine": "browser", "dtype": "q')  # killed mid-write
+    assert len(EarlierRuns.read(path).runs) == 4
+    OutputsFile(path, append=True).close()
+    assert path.read_text() == whole
+
+    assert EarlierRuns.read(tmp_path / "none-yet.jsonl").runs == {}  # nothing to resume: a fresh run
+    (tmp_path / "notes.txt").write_text("my notes\nmore notes\n")
+    with pytest.raises(ResumeError, match=r"notes\.txt:1 is not JSON"):
+        EarlierRuns.read(tmp_path / "notes.txt")
+    old = json.loads(whole.splitlines()[0])
+    del old["model"], old["backend"]
+    (tmp_path / "old.jsonl").write_text(json.dumps(old) + "\n")
+    with pytest.raises(ResumeError, match=r"old\.jsonl:1 lacks backend, model"):
+        EarlierRuns.read(tmp_path / "old.jsonl")
