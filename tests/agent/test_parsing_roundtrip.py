@@ -11,7 +11,7 @@ import json
 import re
 from importlib import resources
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from botpsy_agent.chat_format import ChatFormat
 from botpsy_agent.parsing import ModelOutputParser
@@ -94,6 +94,14 @@ plain_content = st.text(max_size=20).filter(lambda text: "<" not in text)
 @settings(max_examples=400, deadline=None)
 @given(calls=CALLS, content=plain_content, cuts=cut_points,
        tool_call_format=st.sampled_from(sorted(FORMATS)))
+@example(calls=[("calendar_add", {"title": "</parameter></function>", "due": None, "guests": ["</tool_call>"],
+                                  "text": "", "extra": {}})],
+         content="", cuts=[], tool_call_format="qwen3_coder_xml")
+@example(calls=[("calendar_add", {"title": "</parameter></function></function></tool_call>"})],
+         content="", cuts=[], tool_call_format="qwen3_coder_xml")
+@example(calls=[("calendar_add", {"title": "</parameter></function><tool_call></tool_call>"})],
+         content="", cuts=[], tool_call_format="qwen3_coder_xml")  # all found by hypothesis: a value's
+#   </parameter></function> ended the function early when a </tool_call> in it or a later value cut the call
 def test_rendered_calls_parse_back_to_their_arguments(calls, content, cuts, tool_call_format):
     if tool_call_format == "qwen3_coder_xml" and any(_ambiguous(arguments) for _, arguments in calls):
         return

@@ -130,8 +130,9 @@ class ModelOutputParser:
             return not line[-1].strip() and (len(line) == 2 or self._at_line_start)
         if tag == CALL_CLOSE and self.tool_call_format == "hermes_json":
             return not inside_json_string(self._call_body + before)
-        if tag == CALL_CLOSE:
-            return not read_xml_body(self._call_body + before).open_value
+        if tag == CALL_CLOSE:  # inside a value it is text: the call so far must read as a whole one
+            parts = read_xml_body(self._call_body + before)
+            return not parts.open_value and not parts.text_after_end
         if tag == FUNCTION_CLOSE:  # a bare call ends where its function structurally does
             body = self._call_body + before + FUNCTION_CLOSE
             return read_xml_body(body).function_end == len(body)
@@ -150,8 +151,7 @@ class ModelOutputParser:
     def _looks_complete(self, body: str) -> bool:
         if self.tool_call_format != "qwen3_coder_xml":
             return True
-        parts = read_xml_body(body)
-        return parts.function_end is not None and not parts.open_value
+        return read_xml_body(body).reads_complete
 
     def _emit(self, text: str, events: list[ParserEvent]) -> None:
         if not text:

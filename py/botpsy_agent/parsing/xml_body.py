@@ -15,7 +15,9 @@ tool-call grammar constrains it), `<parameter=KEY>\nvalue\n</parameter>\n`, ends
 at such a `</parameter>` with a newline on each side. When no `</parameter>` gives a
 well-formed rest, the value ends at the first `</parameter>` followed by the next
 `<parameter=`, by `</function>`, or by the end of the body. Without any of those the
-value is still open.
+value is still open. A body with more than whitespace after its `</function>` is not a
+whole call (yet): that `</function>` was value text, e.g. a value holding
+`</parameter></function>` in a body cut at a `</tool_call>` that this or a later value holds.
 """
 
 from __future__ import annotations
@@ -41,6 +43,12 @@ class XmlBody:
     values: list[tuple[str, str]] = field(default_factory=list)  # (key, raw text between the tags)
     open_value: bool = False             # the last value has not ended yet
     function_end: int | None = None      # index just after the structural </function>
+    text_after_end: bool = False         # more than whitespace after that </function>: it was value text
+
+    @property
+    def reads_complete(self) -> bool:
+        """A whole call: its </function> reached, no value open, nothing but whitespace after."""
+        return self.function_end is not None and not self.open_value and not self.text_after_end
 
 
 def read_xml_body(body: str) -> XmlBody:
@@ -57,6 +65,7 @@ def read_xml_body(body: str) -> XmlBody:
             return result
         if part.group(0) == FUNCTION_CLOSE:
             result.function_end = part.end()
+            result.text_after_end = bool(body[part.end():].strip())
             return result
         value_start = part.end()
         value_end = ends.end_of_value(value_start)
