@@ -90,7 +90,7 @@ class Agent:
         return self.conversation.export()
 
     def restore_conversation(self, data: dict) -> None:
-        self.conversation = Conversation.restore(data)
+        self.conversation = Conversation.restore(data, self.special_tokens)
 
     def active_tools(self) -> list[Tool]:
         """The tools the model sees: settings.enabled_tools, or when that is None every tool

@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 
+from .safety import defuse
+
 EXPORT_FORMAT = "botpsy-conversation"
 EXPORT_VERSION = 1
 ROLES = ("system", "user", "assistant", "tool")
@@ -57,7 +59,12 @@ class Conversation:
                 "messages": copy.deepcopy(self.messages)}
 
     @classmethod
-    def restore(cls, data: dict) -> "Conversation":
+    def restore(cls, data: dict, special_tokens: tuple[str, ...] = ()) -> "Conversation":
+        """Exported data back as a conversation. The data comes from outside this agent (a
+        file, the host page's storage) and cannot prove what it claims, so it is restored as
+        data: every tool result counts as untrusted whatever its flags say (later side-effecting
+        calls need the person's confirmation, as after reading a file), and no message keeps the
+        model's special tokens (`special_tokens`: they could open a turn or a tool call)."""
         if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT:
             raise ConversationFormatError(f"not an exported conversation: expected format "
                                           f"{EXPORT_FORMAT!r}")
@@ -72,4 +79,15 @@ class Conversation:
                 raise ConversationFormatError(f"message {index} needs a role in {ROLES}")
             if not isinstance(message.get("content", ""), str):
                 raise ConversationFormatError(f"message {index}: content must be text")
-        return cls(copy.deepcopy(messages))
+        return cls([_as_restored(message, special_tokens) for message in copy.deepcopy(messages)])
+
+
+def _as_restored(message: dict, special_tokens: tuple[str, ...]) -> dict:
+    if "content" in message:
+        message["content"] = defuse(message["content"], special_tokens)
+    if message["role"] == "tool":
+        source = message.get("untrusted_source") if message.get("untrusted") else None
+        message["untrusted"] = True
+        message["untrusted_source"] = (source if isinstance(source, str) and source
+                                       else f"a restored conversation (the tool {message.get('name') or 'unknown'})")
+    return message
