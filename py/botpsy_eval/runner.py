@@ -128,10 +128,6 @@ def _engines(settings: EvalSettings) -> list[tuple[tuple[str, str, str], str]]:
     return engines
 
 
-def plan_size(settings: EvalSettings, case_count: int) -> int:
-    return case_count * len(_engines(settings))
-
-
 def pending_generations(settings: EvalSettings, rendered: list[RenderedCase], earlier: EarlierRuns) -> dict:
     """Per engine: how many of its cases need a new generation (the rest are read back)."""
     model_name = Path(settings.folder).name
