@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as _datetime
 import enum
 import inspect
+import re
 import typing
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
@@ -61,6 +62,26 @@ def _utc_now() -> _datetime.datetime:
     return _datetime.datetime.now(_datetime.timezone.utc)
 
 
+# A parameter name is written into the prompt and the call format (`<parameter=NAME>`): letters
+# (any script), digits, "_", ".", "-", "$"; nothing that could close a tag or start another.
+_PARAMETER_NAME = re.compile(r"(?!\d)[\w$][\w.$-]{0,127}")
+
+
+def _check_parameter_names(tool_name: str, parameters: dict) -> None:
+    properties, required = parameters["properties"], parameters.get("required", [])
+    if not isinstance(properties, dict):
+        raise ValueError(f"tool {tool_name!r}: 'properties' must be an object of parameter schemas")
+    for key, schema in properties.items():
+        if not _PARAMETER_NAME.fullmatch(key):
+            raise ValueError(f"tool {tool_name!r}: parameter name {key!r} must be letters, digits, '_', '.', '-' "
+                             "or '$' (at most 128, not starting with a digit, '.' or '-')")
+        if not isinstance(schema, dict):
+            raise ValueError(f"tool {tool_name!r}: the schema of parameter {key!r} must be an object")
+    if not isinstance(required, list) or any(key not in properties for key in required):
+        raise ValueError(f"tool {tool_name!r}: 'required' must list parameter names from 'properties', "
+                         f"got {required!r}")
+
+
 @dataclass
 class ToolContext:
     """What a tool may use besides its arguments. Tests build one with fakes."""
@@ -97,6 +118,7 @@ class Tool:
         if not isinstance(parameters, dict) or parameters.get("type", "object") != "object":
             raise ValueError(f"tool {name!r}: parameters must be a JSON schema of type object")
         parameters = {"type": "object", "properties": {}, **parameters}
+        _check_parameter_names(name, parameters)
         return cls(name=name, description=description or "", parameters=parameters,
                    handler=handler, side_effects=side_effects,
                    untrusted_output=untrusted_output)

@@ -136,6 +136,24 @@ def test_host_tool_from_json_schema():
         Tool.from_json_schema("bad name!", "", {"type": "object"}, handler)
 
 
+@pytest.mark.parametrize("name", ["to>\n<parameter=admin", "a b", "", "9lives", "x" * 129, "</parameter>", 'say"hi'])
+def test_a_host_tool_parameter_name_that_could_break_the_call_format_is_refused_by_name(name):
+    with pytest.raises(ValueError, match=r"parameter name .* must be letters"):
+        Tool.from_json_schema("send_sms", "", {"type": "object", "properties": {name: {"type": "string"}}}, print)
+
+
+def test_host_tool_parameter_schemas_and_required_names_are_checked():
+    for name in ("to", "año_vehiculo", "user.id", "max-results", "$ref_id", "_private"):  # BFCL's shapes too
+        Tool.from_json_schema("send_sms", "", {"type": "object", "properties": {name: {"type": "string"}}}, print)
+    with pytest.raises(ValueError, match="'properties' must be an object"):
+        Tool.from_json_schema("send_sms", "", {"type": "object", "properties": ["to"]}, print)
+    with pytest.raises(ValueError, match="schema of parameter 'to' must be an object"):
+        Tool.from_json_schema("send_sms", "", {"type": "object", "properties": {"to": "string"}}, print)
+    with pytest.raises(ValueError, match=r"'required' must list parameter names .* \['from'\]"):
+        Tool.from_json_schema("send_sms", "", {"type": "object", "properties": {"to": {"type": "string"}},
+                                                "required": ["from"]}, print)
+
+
 def test_default_context_refuses_network():
     with pytest.raises(ToolError, match="network access is off"):
         asyncio.run(ToolContext().fetch("http://example.com"))
