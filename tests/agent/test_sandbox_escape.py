@@ -266,3 +266,20 @@ def test_a_page_of_ours_whose_policy_forbids_the_boot_script_says_so_at_once(bro
     assert elapsed < 15_000
     context.close()
     guard.assert_clean()
+
+
+def test_stop_ends_a_running_program_at_once_and_the_next_call_works(sandbox_page):
+    """Stop while the model's code loops: the call answers that the person stopped it (not the
+    time limit's answer), the turn ends without another generation, and Python works again."""
+    sandbox_page.evaluate("""() => { window.agentTest.agent.newChat(); window.stopFrom = window.agentTest.events.length;
+                                     window.stoppedTurn = window.runTurn('[case endless_loop] stop me'); }""")
+    sandbox_page.wait_for_function("""() => window.agentTest.events.slice(window.stopFrom)
+                                       .some((e) => e.type === 'tool_call' && e.name === 'run_python')""")
+    sandbox_page.wait_for_timeout(500)
+    sandbox_page.evaluate("() => window.agentTest.agent.cancel()")
+    stopped = sandbox_page.evaluate("() => window.stoppedTurn")
+    assert tool_result(stopped, "run_python")["result"].startswith(
+        '{"output": "", "error": "SandboxError: the person stopped the turn before the program finished')
+    assert stopped["final"].get("cancelled") is True and stopped["final"]["text"] != "Ran endless_loop."
+    again = turn(sandbox_page, "[case computation] once more")
+    assert '"result": "2.5"' in tool_result(again, "run_python")["result"]

@@ -215,10 +215,12 @@ export class AgentHost {
     return this.model.prefill(prompt, {persist, logitsProcessors});
   }
 
-  /** Stops the turn: the current generation ends within a token and no further tool runs. */
+  /** Stops the turn: the current generation ends within a token, a run_python program in
+   * flight is stopped, and no further tool runs. */
   cancel() {
     if (this.running) this.stopRequested = true;
     this.worker.call("cancel").catch(() => {});
+    this.sandbox?.stop();
     // A generation Python has started but the model worker has not been sent yet would
     // escape model.cancel(): close every open one (leaving a generate cancels it).
     for (const [handle, iterator] of this.generations) {

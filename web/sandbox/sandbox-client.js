@@ -178,5 +178,14 @@ export class PythonSandbox {
     this.pending.clear();
   }
 
+  /**
+   * The person pressed Stop: every call in flight answers at once (its program is not left to
+   * run to the time limit), and the frame goes with its workers; the next call starts a new one.
+   */
+  stop() {
+    if (!this.pending.size) return;
+    this.#discardFrame("the person stopped the turn before the program finished");
+  }
+
   dispose() { this.#discardFrame(); }
 }
