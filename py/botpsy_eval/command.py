@@ -78,6 +78,9 @@ def _settings(args):
         return None, f"--max-tokens must be at least 1, got {args.max_tokens}"
     if args.resume and args.outputs is None:
         return None, "--resume goes on from an earlier run's file: name it with --outputs FILE"
+    if not args.resume and args.outputs is not None and args.outputs.is_file() and args.outputs.stat().st_size:
+        return None, (f"{args.outputs} already holds runs: add --resume to go on from them, "
+                      "or name another --outputs file (it is never overwritten)")
     if not dtypes and not args.reference:
         return None, "nothing to run: no dtype and no --reference"
     try:

@@ -79,7 +79,7 @@ def test_a_folder_without_manifest_is_named(tmp_path):
     assert result.returncode == 2 and "has no manifest.json" in result.stderr
 
 
-def test_bad_options_are_named_with_what_would_be_right(exported_model):
+def test_bad_options_are_named_with_what_would_be_right(exported_model, tmp_path):
     folder = exported_model("tiny-qwen3.5")
     unknown_category = run_eval(folder, "--categories", "simple_java")
     assert unknown_category.returncode == 2 and "'simple_java'" in unknown_category.stderr
@@ -88,5 +88,10 @@ def test_bad_options_are_named_with_what_would_be_right(exported_model):
     assert unknown_dtype.returncode == 2 and "'int3'" in unknown_dtype.stderr and "fp32" in unknown_dtype.stderr
     resume_without_file = run_eval(folder, "--resume")
     assert resume_without_file.returncode == 2 and "--outputs FILE" in resume_without_file.stderr
+    earlier = tmp_path / "earlier.jsonl"
+    earlier.write_text('{"case_id": "simple_python_0"}\n')
+    overwrite = run_eval(folder, "--outputs", earlier)
+    assert overwrite.returncode == 2 and "already holds runs: add --resume" in overwrite.stderr
+    assert earlier.read_text() == '{"case_id": "simple_python_0"}\n'
     unknown_mode = run_eval(folder, "--tool-calls", "loose")
     assert unknown_mode.returncode == 2 and "free" in unknown_mode.stderr and "constrained" in unknown_mode.stderr
