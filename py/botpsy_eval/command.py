@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -152,17 +153,32 @@ def run(args) -> int:
 
     from botpsy_export.errors import ExportError
 
+    # Ctrl-C in a terminal reaches the browser's driver too, which then fails the call in flight:
+    # remember that it was the person, so that the answer says how to go on, not "the browser failed".
+    interrupted = []
+
+    def on_interrupt(signum, frame):
+        interrupted.append(signum)
+        raise KeyboardInterrupt
+
+    previous_handler = signal.signal(signal.SIGINT, on_interrupt)
+    stopped = (f"\nstopped: every finished case is in {outputs}; the same command with --resume goes on "
+               "from there")
     try:
         results = run_eval(settings, on_run=on_run, on_stage=progress.stage, earlier=earlier, prepared=prepared)
     except PlaywrightError as error:  # the runtime's own message (e.g. "WebGPU unavailable ..."), no stack
         from .browser import first_line
 
-        print(f"\nerror: the browser run failed: {first_line(error)}", file=sys.stderr)
-        return 1
+        print(stopped if interrupted else f"\nerror: the browser run failed: {first_line(error)}", file=sys.stderr)
+        return 130 if interrupted else 1
     except ExportError as error:  # the PyTorch reference could not load the folder's source
         print(f"\nerror: the PyTorch reference could not load the model: {error}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print(stopped, file=sys.stderr)
+        return 130
     finally:
+        signal.signal(signal.SIGINT, previous_handler)
         progress.close()
         outputs_file.close()
     if earlier.stale:

@@ -95,3 +95,34 @@ def test_bad_options_are_named_with_what_would_be_right(exported_model, tmp_path
     assert earlier.read_text() == '{"case_id": "simple_python_0"}\n'
     unknown_mode = run_eval(folder, "--tool-calls", "loose")
     assert unknown_mode.returncode == 2 and "free" in unknown_mode.stderr and "constrained" in unknown_mode.stderr
+
+
+def test_ctrl_c_keeps_the_finished_cases_and_resume_goes_on_from_them(exported_model, tmp_path):
+    """Ctrl-C in a terminal (SIGINT to the whole process group, the browser's driver included)."""
+    import os
+    import signal
+    import time
+
+    folder = exported_model("tiny-qwen3.5")
+    outputs = tmp_path / "outputs.jsonl"
+    args = [folder, "--dtype", "fp32", "--categories", ",".join(CATEGORIES), "--limit", 3, "--max-tokens", 12,
+            "--outputs", outputs, "--no-progress"]
+    process = subprocess.Popen([sys.executable, "-m", "botpsy_web.cli", "eval", *map(str, args)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 600
+    while not (outputs.exists() and outputs.read_text().count("\n") >= 2) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    os.killpg(process.pid, signal.SIGINT)
+    _, stderr = process.communicate(timeout=300)
+    assert process.returncode == 130, stderr
+    assert f"stopped: every finished case is in {outputs}; the same command with --resume" in stderr
+    kept = outputs.read_text().count("\n")
+    assert 2 <= kept < 6
+
+    resumed = run_eval(*args, "--resume", "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{kept} stored run(s); {6 - kept} generation(s) to go" in resumed.stderr
+    summary = json.loads(resumed.stdout.strip().splitlines()[-1])
+    assert summary["reused_runs"] == kept and summary["cases"] == {"simple_python": 3, "live_irrelevance": 3}
+    assert sorted(json.loads(line)["case_id"] for line in outputs.read_text().splitlines()) == sorted(
+        case.id for case in load_cases(CATEGORIES, 3))
