@@ -2,7 +2,8 @@
 where it was (`botpsy-web eval --outputs FILE --resume`).
 
 A stored run stands in for a new generation only when nothing that decides the tokens has
-changed: the same model folder name, backend, engine, dtype and tool-call mode, the same case,
+changed: the same model folder name and weights (weights_identity: the manifest's digests of
+the files the engine runs), backend, engine, dtype and tool-call mode, the same case,
 exactly the same prompt text (the agent's rendering today, so a changed template or system
 prompt generates again), and a --max-tokens under which greedy decoding would have written
 the same tokens: a run that stopped by itself at n tokens stands for any cap of n or more, a
@@ -13,6 +14,7 @@ the run that generated them.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -29,6 +31,7 @@ class ResumeError(ValueError):
 @dataclass(frozen=True)
 class RunKey:
     model: str
+    weights: str
     backend: str
     engine: str
     dtype: str
@@ -85,7 +88,7 @@ class EarlierRuns:
             missing = sorted(_REQUIRED - set(entry)) if isinstance(entry, dict) else ["(not an object)"]
             if missing:
                 raise ResumeError(f"{path}:{number} lacks {', '.join(missing)}: written by an older `botpsy-web eval` "
-                                  "(runs without model and backend cannot be matched) or not an outputs file")
+                                  "(runs without model, weights and backend cannot be matched) or not an outputs file")
             key = RunKey(*(entry[f.name] for f in fields(RunKey)))
             runs[key] = StoredRun(*(entry[f.name] for f in fields(StoredRun)))
         return cls(runs)
@@ -104,3 +107,20 @@ class EarlierRuns:
         return sum(1 for key, prompt in keys_and_prompts
                    if key in self.runs and self.runs[key].covers(prompt, max_tokens))
 
+
+
+def weights_identity(folder: Path, engine: tuple[str, str, str]) -> str:
+    """What identifies the weights and tokenizer one engine runs, from the folder's manifest
+    (the sha256 it records for each file): a folder exported again with other weights under
+    the same name does not match the old runs. The browser runs the dtype's graphs; PyTorch
+    the checkpoint the folder was exported from (manifest "source")."""
+    manifest = json.loads((Path(folder) / "manifest.json").read_text(encoding="utf-8"))
+    recorded = manifest.get("files", {})
+    names = ["config.json", "tokenizer.json"]
+    if engine[0] == "browser":
+        entry = manifest["dtypes"][engine[1]]
+        names += [*entry.get("files", [entry.get("file")]), entry.get("appending_file")]
+    text = "\n".join(f"{name}:{recorded.get(name, {}).get('sha256', '?')}" for name in names if name)
+    if engine[0] != "browser":
+        text += f"\nsource:{manifest.get('source')}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

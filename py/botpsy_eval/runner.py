@@ -18,7 +18,7 @@ from .checker import Verdict, score_case
 from .data import Case, load_cases
 from .generation import Generation, GenerationError
 from .pipeline import ReadCalls, RenderedCase, chat_format_for, read_calls, render_case
-from .resume import EarlierRuns, RunKey
+from .resume import EarlierRuns, RunKey, weights_identity
 
 TOOL_CALL_MODES = ("free", "constrained")
 REFERENCES = ("pytorch",)
@@ -58,6 +58,7 @@ class CaseRun:
     stop_reason: str            # "eos" | "stop_string" | "max_tokens", or "error" when generation failed
     seconds: float
     model: str = ""             # the folder's name
+    weights: str = ""           # resume.weights_identity: the digests of the files this engine ran
     backend: str = ""           # "wasm" | "webgpu" for the browser, "cpu" for PyTorch
     reused: bool = False        # read back from an earlier run (--resume), not generated now
 
@@ -81,13 +82,14 @@ class Generator(Protocol):
     def generate(self, prompt: str, max_tokens: int, logits_processors: list | None = None) -> Generation: ...
 
 
-def run_key(model_name: str, backend: str, engine: tuple[str, str, str], case_id: str) -> RunKey:
-    return RunKey(model_name, backend, *engine, case_id)
+def run_key(model_name: str, weights: str, backend: str, engine: tuple[str, str, str], case_id: str) -> RunKey:
+    return RunKey(model_name, weights, backend, *engine, case_id)
 
 
 def run_cases(model: Generator | None, engine: tuple[str, str, str], rendered: list[RenderedCase],
               chat_format: ChatFormat, max_tokens: int, on_run: Callable[[CaseRun], None] = lambda run: None, *,
-              model_name: str = "", backend: str = "", earlier: EarlierRuns | None = None) -> list[CaseRun]:
+              model_name: str = "", weights: str = "", backend: str = "",
+              earlier: EarlierRuns | None = None) -> list[CaseRun]:
     """Every case through one engine (name, dtype, tool-call mode), scored. A case `earlier`
     holds a standing run for is read back instead of generated (model may then be None)."""
     name, dtype, mode = engine
@@ -95,7 +97,7 @@ def run_cases(model: Generator | None, engine: tuple[str, str, str], rendered: l
     runs = []
     for item in rendered:
         processors = item.constrained_processors if mode == "constrained" else []
-        reused = earlier.lookup(run_key(model_name, backend, engine, item.case.id), item.prompt, max_tokens)
+        reused = earlier.lookup(run_key(model_name, weights, backend, engine, item.case.id), item.prompt, max_tokens)
         try:
             if reused is not None:
                 generation = reused
@@ -114,7 +116,7 @@ def run_cases(model: Generator | None, engine: tuple[str, str, str], rendered: l
                       generation.token_ids, [{"name": c.name, "arguments": c.arguments} for c in read.calls],
                       read.unparsed, verdict.correct, verdict.reason, generation.prompt_tokens,
                       len(generation.token_ids), generation.stop_reason, round(generation.seconds, 3),
-                      model_name, backend, reused is not None)
+                      model_name, weights, backend, reused is not None)
         runs.append(run)
         on_run(run)
     return runs
@@ -132,7 +134,8 @@ def pending_generations(settings: EvalSettings, rendered: list[RenderedCase], ea
     """Per engine: how many of its cases need a new generation (the rest are read back)."""
     model_name = Path(settings.folder).name
     return {engine: len(rendered) - earlier.count_covered(
-                [(run_key(model_name, backend, engine, item.case.id), item.prompt) for item in rendered],
+                [(run_key(model_name, weights_identity(settings.folder, engine), backend, engine, item.case.id),
+                  item.prompt) for item in rendered],
                 settings.max_tokens)
             for engine, backend in _engines(settings)}
 
@@ -157,8 +160,8 @@ def run_eval(settings: EvalSettings, on_run: Callable[[CaseRun], None] = lambda 
     results = EvalResults(settings, model_name, cases)
 
     def run_engine(model, engine, backend):
-        return run_cases(model, engine, rendered, chat_format, settings.max_tokens, on_run,
-                         model_name=model_name, backend=backend, earlier=earlier)
+        return run_cases(model, engine, rendered, chat_format, settings.max_tokens, on_run, model_name=model_name,
+                         weights=weights_identity(settings.folder, engine), backend=backend, earlier=earlier)
 
     browser_dtypes = [dtype for dtype in settings.dtypes
                       if any(pending[("browser", dtype, mode)] for mode in settings.tool_calls)]

@@ -10,6 +10,7 @@ from tokenizers import Tokenizer
 
 from botpsy_eval.data import load_cases
 from botpsy_eval.pipeline import chat_format_for, render_case
+from botpsy_eval.resume import weights_identity
 
 CATEGORIES = ("simple_python", "live_irrelevance")
 
@@ -61,6 +62,7 @@ def test_tiny_qwen_runs_end_to_end_in_the_browser_and_matches_pytorch(exported_m
         assert 1 <= run["output_tokens"] == len(run["token_ids"]) <= 12
         assert isinstance(run["correct"], bool) and isinstance(run["output"], str)
         assert (run["model"], run["backend"]) == (folder.name, "wasm" if run["engine"] == "browser" else "cpu")
+        assert run["weights"] == weights_identity(folder, (run["engine"], run["dtype"], run["tool_calls"]))
 
     # the same command again with --resume: every run is read back (no browser, no PyTorch), same scores
     resumed = run_eval(folder, "--dtype", "fp32", "--categories", ",".join(CATEGORIES), "--limit", 3,

@@ -1,5 +1,5 @@
 """--resume: a stopped eval goes on from its outputs file. A stored run stands in for a new
-generation only when the model, backend, engine, case, prompt and token cap would give the
+generation only when the model, its weights, backend, engine, case, prompt and token cap would give the
 same greedy tokens; failures, changed prompts and other caps are generated again; what is
 read back is scored again by today's checker and not written twice; a half-written last line
 (a run killed mid-write) is dropped; a file that is not an outputs file is named."""
@@ -13,13 +13,13 @@ from botpsy_eval.data import load_cases
 from botpsy_eval.generation import Generation, GenerationError
 from botpsy_eval.pipeline import render_case
 from botpsy_eval.report import OutputsFile
-from botpsy_eval.resume import EarlierRuns, ResumeError
+from botpsy_eval.resume import EarlierRuns, ResumeError, weights_identity
 from botpsy_eval.runner import run_cases
 
 TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
             "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
 ENGINE = ("browser", "q8", "free")
-WHERE = {"model_name": "smol", "backend": "wasm"}
+WHERE = {"model_name": "smol", "weights": "w1", "backend": "wasm"}
 
 
 class CountingModel:
@@ -86,6 +86,7 @@ def test_a_run_stands_in_only_for_the_same_model_engine_prompt_and_cap(tmp_path,
     assert generated(max_tokens=3) == 0      # stopped by itself at 3 tokens: any cap of 3 or more
     assert generated(max_tokens=2) == 4      # a cap it would have hit
     assert generated(model_name="smol-other") == 4
+    assert generated(weights="w2") == 4     # the folder exported again with other weights
     assert generated(backend="webgpu") == 4
     assert generated(engine=("browser", "q8", "constrained")) == 4
     assert generated(engine=("browser", "q4", "free")) == 4
@@ -133,7 +134,24 @@ def test_a_half_written_last_line_is_dropped_and_a_foreign_file_is_named(tmp_pat
     with pytest.raises(ResumeError, match=r"notes\.txt:1 is not JSON"):
         EarlierRuns.read(tmp_path / "notes.txt")
     old = json.loads(whole.splitlines()[0])
-    del old["model"], old["backend"]
+    del old["model"], old["backend"], old["weights"]
     (tmp_path / "old.jsonl").write_text(json.dumps(old) + "\n")
-    with pytest.raises(ResumeError, match=r"old\.jsonl:1 lacks backend, model"):
+    with pytest.raises(ResumeError, match=r"old\.jsonl:1 lacks backend, model, weights"):
         EarlierRuns.read(tmp_path / "old.jsonl")
+
+
+def test_the_weights_identity_is_the_manifests_digests_of_what_each_engine_runs(tmp_path):
+    files = {name: {"sha256": name * 2} for name in ("config.json", "tokenizer.json", "onnx/a.onnx", "onnx/a.data",
+                                                      "onnx/a.appending.onnx", "onnx/b.onnx")}
+    manifest = {"source": "smollm2-135m", "files": files, "dtypes": {
+        "q8": {"file": "onnx/a.onnx", "files": ["onnx/a.onnx", "onnx/a.data"], "appending_file": "onnx/a.appending.onnx"},
+        "q4": {"file": "onnx/b.onnx", "files": ["onnx/b.onnx"]}}}
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    q8, q4, torch = (weights_identity(tmp_path, engine) for engine in
+                     (("browser", "q8", "free"), ("browser", "q4", "free"), ("pytorch", "fp32", "free")))
+    assert len({q8, q4, torch}) == 3 and weights_identity(tmp_path, ("browser", "q8", "constrained")) == q8
+    files["onnx/a.data"]["sha256"] = "changed"
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    assert weights_identity(tmp_path, ("browser", "q8", "free")) != q8
+    assert weights_identity(tmp_path, ("browser", "q4", "free")) == q4
+    assert weights_identity(tmp_path, ("pytorch", "fp32", "free")) == torch
