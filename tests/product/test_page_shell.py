@@ -34,6 +34,7 @@ def test_picker_lists_exported_folders_with_sizes_and_precisions(browser, open_g
     context, page, guard = open_page(browser, open_guarded_page, app_server, viewport={"width": 1280, "height": 800})
     option = page.get_by_role("radio", name="picker-sample")
     option.wait_for()
+    option.check()  # other folders in the models dir (left by an interrupted run) may sort first
     assert "3.2 MB" in page.locator(".model-option", has=option).inner_text()
     precisions = page.get_by_label("Precision").locator("option").all_inner_texts()
     assert precisions == ["Recommended", "fp32 · 2.5 MB", "q8 · 700 KB"]
