@@ -144,8 +144,9 @@ def format_table(summary: dict) -> str:
             lines.append(f"  differs: {case['id']} (browser {'right' if case['browser_correct'] else 'wrong'}, "
                          f"PyTorch {'right' if case['pytorch_correct'] else 'wrong'})")
     lines.append("")
+    rate = summary["cases_per_minute"]
     lines.append(f"{len(columns)} column(s), {summary['seconds']:.0f} s, "
-                 f"{summary['cases_per_minute']} generations/min")
+                 + (f"{rate} generations/min" if rate is not None else "nothing generated"))
     if summary.get("reused_runs"):
         lines.append(f"{summary['reused_runs']} case run(s) read back from the outputs file, not generated again")
     if summary["outputs"]:
