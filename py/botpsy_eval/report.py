@@ -11,6 +11,12 @@ The JSON summary (`botpsy-web eval --json` prints it as its last line):
      "mean_prompt_tokens" / "mean_output_tokens" / "seconds_per_engine": same nesting as unparsed_calls,
      "fp32_vs_pytorch": {"compared": n, "same_tokens": n, "differing": [{"id", "browser_correct", "pytorch_correct"}]}
                         (only when both ran),
+     "same_tokens": {"baseline": "pytorch free" | "browser fp32 free", "compared": n,
+                     "browser": {dtype: {mode: n}}, "pytorch": {"free": n}}: how many of the cases every
+                    column ran gave exactly the baseline's greedy tokens (the original model: PyTorch when
+                    it ran, else browser fp32 free), so a quantization that changes what the model writes
+                    shows even where its score does not; "constrained_same_as_free": {dtype: n}, how
+                    often the grammar left a dtype's tokens as they were (both only where they apply),
      "cases_per_minute": case runs (one case through one engine) generated per minute over the whole run,
      "reused_runs": case runs read back from the outputs file (--resume) instead of generated,
      "browser_runtime": {"browser <dtype>": {"backend", "dtype", "threads", "reason"}} as the runtime loaded it,
@@ -98,7 +104,33 @@ def summarize(results: EvalResults, outputs_path: Path | None) -> dict:
     parity = fp32_parity(results.runs)
     if parity is not None:
         summary["fp32_vs_pytorch"] = parity
+    summary.update(token_agreement(groups))
     return summary
+
+
+def token_agreement(groups: dict) -> dict:
+    """Greedy tokens against the original model's (see the module's docstring): "same_tokens",
+    and "constrained_same_as_free" where a dtype ran both modes. Compared over the cases every
+    column ran."""
+    tokens = {keys: {run.case_id: run.token_ids for run in runs} for keys, runs in groups.items()}
+    baseline_keys = next((keys for keys in (("pytorch", "free"), ("browser", "fp32", "free")) if keys in tokens), None)
+    if baseline_keys is None:
+        return {}
+    common = set.intersection(*(set(by_case) for by_case in tokens.values()))
+    if not common:
+        return {}
+    baseline = tokens[baseline_keys]
+
+    def agreeing(keys, reference) -> int:
+        return sum(tokens[keys][case_id] == reference[case_id] for case_id in common)
+
+    same = _nested({keys: keys for keys in tokens}, lambda keys: agreeing(keys, baseline))
+    out = {"same_tokens": {"baseline": " ".join(baseline_keys), "compared": len(common), **same}}
+    constrained = {keys[1]: agreeing(keys, tokens[("browser", keys[1], "free")]) for keys in tokens
+                   if keys[0] == "browser" and keys[2] == "constrained" and ("browser", keys[1], "free") in tokens}
+    if constrained:
+        out["constrained_same_as_free"] = constrained
+    return out
 
 
 def _columns(summary: dict) -> list[tuple[str, tuple]]:
@@ -119,7 +151,7 @@ def _lookup(tree: dict, keys: tuple):
 
 def format_table(summary: dict) -> str:
     columns = _columns(summary)
-    width = max([len("category")] + [len(c) for c in summary["cases"]] + [len("mean output tokens")])
+    width = max([len("category")] + [len(c) for c in summary["cases"]] + [len("same tokens as fp32 free")])
     cell = max([11] + [len(label) + 1 for label, _ in columns])
     lines = [NOT_THE_BFCL_SCORE, "",
              f"{'category':<{width}} {'cases':>5} " + "".join(f"{label:>{cell}}" for label, _ in columns)]
@@ -136,6 +168,7 @@ def format_table(summary: dict) -> str:
     for label, key, show in rows:
         lines.append(f"{label:<{width}} {total if key == 'accuracy' else '':>5} "
                      + "".join(f"{show(_lookup(summary[key], keys)):>{cell}}" for _, keys in columns))
+    lines.extend(_agreement_rows(summary, columns, width, cell))
     parity = summary.get("fp32_vs_pytorch")
     if parity:
         lines.append("")
@@ -152,6 +185,21 @@ def format_table(summary: dict) -> str:
     if summary["outputs"]:
         lines.append(f"per-case outputs: {summary['outputs']}")
     return "\n".join(lines)
+
+
+def _agreement_rows(summary: dict, columns: list, width: int, cell: int) -> list[str]:
+    same = summary.get("same_tokens")
+    if not same:
+        return []
+    compared = same["compared"]
+    rows = [f"{'same tokens as ' + same['baseline'].removeprefix('browser ').removesuffix(' free'):<{width}} {compared:>5} "
+            + "".join(f"{_lookup(same, keys):>{cell}}" for _, keys in columns)]
+    constrained = summary.get("constrained_same_as_free")
+    if constrained:
+        rows.append(f"{'constrained = free':<{width}} {compared:>5} "
+                    + "".join(f"{constrained[keys[1]] if keys[-1] == 'constrained' and keys[1] in constrained else '':>{cell}}"
+                              for _, keys in columns))
+    return rows
 
 
 class OutputsFile:

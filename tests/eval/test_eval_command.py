@@ -42,6 +42,7 @@ def test_tiny_qwen_runs_end_to_end_in_the_browser_and_matches_pytorch(exported_m
     assert summary["failed_generations"] == {"browser": {"fp32": {"free": 0, "constrained": 0}}, "pytorch": {"free": 0}}
     assert summary["seconds"] > 0
     assert summary["fp32_vs_pytorch"] == {"compared": 6, "same_tokens": 6, "differing": []}
+    assert summary["same_tokens"]["baseline"] == "pytorch free" and summary["same_tokens"]["browser"]["fp32"]["free"] == 6
     assert summary["accuracy"]["browser"]["fp32"]["free"] == summary["accuracy"]["pytorch"]["free"]
 
     runs = [json.loads(line) for line in outputs.read_text().splitlines()]

@@ -65,3 +65,25 @@ def test_the_outputs_file_holds_one_json_line_per_case_run(tmp_path):
     outputs.close()
     lines = [json.loads(line) for line in (tmp_path / "deep" / "runs.jsonl").read_text().splitlines()]
     assert len(lines) == 9 and lines[1]["unparsed"] == [{"raw": "{", "error": "x"}] and lines[0]["prompt"] == "prompt"
+
+
+def test_each_column_says_how_often_it_wrote_the_original_models_tokens():
+    summary = summarize(results(), None)
+    # PyTorch is the baseline; a2's browser runs wrote (1, 2) where PyTorch wrote (1, 3).
+    assert summary["same_tokens"] == {"baseline": "pytorch free", "compared": 3,
+                                      "browser": {"fp32": {"free": 2}, "q8": {"constrained": 2}}, "pytorch": {"free": 3}}
+    table = format_table(summary).splitlines()
+    assert next(line for line in table if line.startswith("same tokens as pytorch")).split()[-4:] == ["3", "2", "2", "3"]
+
+
+def test_without_pytorch_the_baseline_is_browser_fp32_free_and_constrained_is_set_against_free():
+    base = results()
+    runs = [run for run in base.runs if run.engine != "pytorch"]
+    runs += [case_run("browser", "q8", "free", run.category, run.case_id, run.correct, tokens=(1, 2) if run.case_id != "b1"
+                      else (9,)) for run in runs if run.dtype == "q8"]
+    summary = summarize(EvalResults(base.settings, "smol", base.cases, runs, seconds=60.0), None)
+    assert summary["same_tokens"]["baseline"] == "browser fp32 free"
+    assert summary["same_tokens"]["browser"] == {"fp32": {"free": 3}, "q8": {"constrained": 3, "free": 2}}
+    assert summary["constrained_same_as_free"] == {"q8": 2}
+    row = next(line for line in format_table(summary).splitlines() if line.startswith("constrained = free"))
+    assert row.split()[-1] == "2"
