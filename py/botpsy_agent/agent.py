@@ -28,7 +28,7 @@ from .grammar import logits_processor_spec
 from .parsing import ModelOutputParser
 from .provenance import ProvenanceStore
 from .results import cap_length, error_text, result_text
-from .safety import NETWORK_TOOLS, confirmation_reason, mark_untrusted, network_refusal
+from .safety import NETWORK_TOOLS, confirmation_reason, mark_untrusted, network_refusal, without_special_tokens
 from .tooling import Tool, ToolContext, ToolError
 from .validation import check_arguments
 
@@ -219,7 +219,7 @@ class Agent:
                 output, ok = error_text(error), False
             if store.stamped:
                 provenance["stored_marked"] = turn["untrusted_source"]
-            if ok and tool.untrusted_output:
+            if tool.untrusted_output:  # its errors too: one can quote what it read (a file's name)
                 source = f"the tool {tool.name}"
             elif store.read_from:  # an error may quote a marked record too
                 source = f"stored data that came from {', '.join(store.read_from)}"
@@ -230,6 +230,8 @@ class Agent:
                 provenance["untrusted_source"] = source
         else:
             output, ok = problem, False
+        if source is None:  # marked output is defused already (mark_untrusted)
+            output = without_special_tokens(output, self.special_tokens)
         output = cap_length(output, self.options.max_result_chars)
         duration_ms = round((time.monotonic() - started) * 1000, 1)
         untrusted = source is not None

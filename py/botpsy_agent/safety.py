@@ -6,6 +6,9 @@ Rules (issue 5):
   pre-approve specific host tools, but once the turn has read untrusted content
   every side-effecting call needs confirmation again;
 - network tools run only when the user enabled the network, and each call is confirmed;
+- a tool that reads third-party content is untrusted in what it returns and in its errors
+  (an error can quote what it read: a file's name, a server's answer);
+- no tool result, trusted or not, keeps the tokenizer's added tokens;
 - untrusted output is delimited with a random boundary, every line is datamarked,
   and tokens that could fake a tool call or a chat turn are defused: tag-like text, every
   added token of the model's tokenizer (special_tokens: the folder's tokenizer.json
@@ -65,6 +68,12 @@ def defuse(text: str, special_tokens: tuple[str, ...] = ()) -> str:
     special tokens, or fake the start or end of the data block it is wrapped in."""
     text = _SPOOFABLE.sub(lambda match: "&lt;" + match.group(1) + match.group(2), text)
     text = _FAKE_BLOCK_MARK.sub(lambda match: "&lt;&lt;" + match.group(1), text)
+    return without_special_tokens(text, special_tokens)
+
+
+def without_special_tokens(text: str, special_tokens: tuple[str, ...] = ()) -> str:
+    """`text` with none of the tokenizer's added tokens left in it: what every tool result gets,
+    trusted or not, since a tool's answer is never chat structure (a turn, a tool call)."""
     pattern = _token_pattern(tuple(special_tokens))
     # Breaking one token can only remove a "<" or add a zero-width space, never form another
     # token with its neighbours; the loop makes sure of that for any vocabulary.
