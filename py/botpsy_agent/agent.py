@@ -226,13 +226,10 @@ class Agent:
             if source:
                 turn["read_untrusted"] = True
                 turn["untrusted_source"] = turn["untrusted_source"] or source
-                output = mark_untrusted(output, source, self.special_tokens)
                 provenance["untrusted_source"] = source
         else:
             output, ok = problem, False
-        if source is None:  # marked output is defused already (mark_untrusted)
-            output = without_special_tokens(output, self.special_tokens)
-        output = cap_length(output, self.options.max_result_chars)
+        output = self._as_the_model_reads_it(output, source)
         duration_ms = round((time.monotonic() - started) * 1000, 1)
         untrusted = source is not None
         self.conversation.add({"role": "tool", "tool_call_id": call_id, "name": call.name or "",
@@ -240,6 +237,14 @@ class Agent:
                                **({"untrusted_source": source} if source else {})})
         yield {"type": "tool_result", "id": call_id, "name": call.name, "ok": ok, "result": output,
                "duration_ms": duration_ms, "untrusted": untrusted, **provenance}
+
+    def _as_the_model_reads_it(self, output: str, source: str | None) -> str:
+        """A tool result for the prompt: capped first (so a data block always has its end), then
+        marked as data when third-party text is behind it; never holding a special token."""
+        output = cap_length(output, self.options.max_result_chars)
+        if source:
+            return mark_untrusted(output, source, self.special_tokens)
+        return without_special_tokens(output, self.special_tokens)
 
     def _problem_with(self, call, tool: Tool | None) -> str | None:
         """The error text for a call that must not run, or None."""
