@@ -29,7 +29,7 @@ const PRECACHE = [
   "", "index.html",
   "static/css/tokens.css", "static/css/chat.css", "static/css/app.css", "static/icons/botpsy.svg",
   "web/ui/app.js", "web/ui/assistant-session.js", "web/ui/chat-view.js", "web/ui/tool-card.js",
-  "web/ui/confirm-dialog.js", "web/ui/dom.js", "web/ui/format.js", "web/ui/icons.js",
+  "web/ui/confirm-dialog.js", "web/ui/dom.js", "web/ui/format.js", "web/ui/hidden-characters.js", "web/ui/icons.js",
   "web/ui/model-panel.js", "web/ui/settings-panel.js", "web/ui/file-drop.js", "web/ui/transcript.js",
   "web/ui/offline.js", "web/ui/markdown.js",
   "web/runtime/model-client.js", "web/runtime/protocol.js", "web/runtime/model-worker.js",

@@ -14,6 +14,9 @@ from playwright.sync_api import expect
 from .conftest import model_option
 
 MODEL = "tiny-qwen3.5"  # its folder gives the real chat template and tool-call format
+# Turned around by U+202E ("pay to moc.emca" reads as "pay to acme.com"), a zero-width space
+# and an invisible Unicode tag letter: what a model obeying an attacker could write.
+HIDDEN_TEXT = "Pay 90 EUR to \u202emoc.live\u202c acme\u200b.com\U000E0041"
 
 
 @pytest.fixture(scope="module")
@@ -37,6 +40,10 @@ def episode_page(browser, open_guarded_page, app_server, exported_model, agent_b
         ]},
         {"match": "think it over", "outputs": [
             "The user wants a considered answer. Weighing both sides.</think>\n\nAfter thinking: yes.",
+        ]},
+        {"match": "save the invoice note", "outputs": [
+            tool_call_text("notes_create", title="Invoice", text=HIDDEN_TEXT),
+            "Saved the invoice note.",
         ]},
         {"match": "remember the dentist", "outputs": [
             tool_call_text("notes_create", title="Dentist", text="Call the dentist on Friday"),
@@ -97,19 +104,23 @@ def test_denying_a_call_leaves_the_notes_unchanged(episode_page, artifacts_dir):
     card = page.locator(".message.assistant").last.locator(".tool-card")
     assert card.get_attribute("data-status") == "denied"
     assert "Denied" in card.locator(".tool-status").inner_text()
-    notes = page.evaluate("""async () => {
+    notes = stored_values(page)
+    assert "Groceries" in notes and "dentist" not in notes.lower()
+    page.screenshot(path=artifacts_dir / "product-tool-denied.png")
+
+
+def stored_values(page) -> str:
+    """Every value in the agent's IndexedDB stores, as JSON text."""
+    return page.evaluate("""async () => {
         const request = indexedDB.open('botpsy-agent');
         const db = await new Promise((resolve, reject) => { request.onsuccess = () => resolve(request.result); request.onerror = reject; });
-        const names = [...db.objectStoreNames];
         const values = [];
-        for (const name of names) {
+        for (const name of db.objectStoreNames) {
             const all = db.transaction(name).objectStore(name).getAll();
             values.push(...await new Promise((resolve) => { all.onsuccess = () => resolve(all.result); }));
         }
         return JSON.stringify(values);
     }""")
-    assert "Groceries" in notes and "dentist" not in notes.lower()
-    page.screenshot(path=artifacts_dir / "product-tool-denied.png")
 
 
 def test_escape_in_the_dialog_counts_as_deny(episode_page):
@@ -207,3 +218,20 @@ def test_answers_show_lists_emphasis_and_code_without_running_markup(episode_pag
     assert answer.locator("li code").inner_text() == "stove"
     assert answer.locator("pre.code-block").inner_text() == "weight <= 10 kg"
     assert answer.locator("b").count() == 0
+
+
+def test_hidden_characters_in_a_call_are_shown_as_escapes_and_approved_exactly(episode_page):
+    page = episode_page
+    send(page, "Please save the invoice note")
+    dialog = page.get_by_role("dialog", name="Allow “notes_create”?")
+    dialog.wait_for()
+    shown = dialog.get_by_label("Arguments (JSON, you can edit them)").input_value()
+    assert "\\u202e" in shown and "\\u200b" in shown and "\\udb40\\udc41" in shown
+    assert not any(char in shown for char in ("\u202e", "\u202c", "\u200b", "\U000E0041"))
+    assert json.loads(shown)["text"] == HIDDEN_TEXT  # unedited, the escapes are the same text
+    warning = dialog.locator("#confirm-hidden").inner_text()
+    assert all(name in warning for name in ("U+202E", "U+202C", "U+200B", "U+E0041")), warning
+    dialog.get_by_role("button", name="Approve").click()
+    page.get_by_text("Saved the invoice note.").wait_for()
+    notes = [json.loads(entry["json"]) for entry in json.loads(stored_values(page)) if entry["collection"] == "notes"]
+    assert [note["text"] for note in notes if note["title"] == "Invoice"] == [HIDDEN_TEXT]  # exactly as approved

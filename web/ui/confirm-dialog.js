@@ -1,6 +1,7 @@
 // Asks the person before a tool with side effects runs: approve, deny, or edit its arguments.
 import { el } from "./dom.js";
 import { formatValue } from "./format.js";
+import { escapeHiddenInJson, hiddenCharacters, showHidden } from "./hidden-characters.js";
 
 export class ConfirmDialog {
   /** parent: where the <dialog> lives (document.body, or a widget's shadow root). */
@@ -9,8 +10,9 @@ export class ConfirmDialog {
     this.description = el("p", { class: "confirm-description", id: "confirm-description" });
     this.argumentsInput = el("textarea", {
       id: "confirm-arguments", class: "confirm-arguments", rows: "8", spellcheck: "false",
-      "aria-describedby": "confirm-arguments-error",
+      "aria-describedby": "confirm-hidden confirm-arguments-error",
     });
+    this.hiddenNote = el("p", { class: "field-warning", id: "confirm-hidden" });
     this.errorText = el("p", { class: "field-error", id: "confirm-arguments-error", role: "alert" });
     this.approveButton = el("button", { type: "submit", class: "button primary", value: "approve" }, "Approve");
     this.denyButton = el("button", { type: "button", class: "button", onclick: () => this.#settle(false) }, "Deny");
@@ -18,6 +20,7 @@ export class ConfirmDialog {
       this.title,
       this.description,
       el("label", { for: "confirm-arguments", class: "field-label" }, "Arguments (JSON, you can edit them)"),
+      this.hiddenNote,
       this.argumentsInput,
       this.errorText,
       el("div", { class: "dialog-actions" }, this.denyButton, this.approveButton));
@@ -35,9 +38,18 @@ export class ConfirmDialog {
     if (this.pending) this.#settle(false);
     this.request = request;
     this.title.textContent = `Allow “${request.name}”?`;
-    this.description.textContent = request.description
+    const description = request.description
       || "This tool changes something outside the chat. Check the arguments before it runs.";
-    this.argumentsInput.value = formatValue(request.arguments ?? {});
+    const shown = formatValue(request.arguments ?? {});
+    // Characters that show nothing or turn text around are shown as escapes (hidden-characters.js);
+    // unedited, the escaped JSON parses back to exactly the arguments asked for.
+    this.description.textContent = showHidden(description);
+    this.argumentsInput.value = escapeHiddenInJson(shown);
+    const hidden = hiddenCharacters(shown + description);
+    this.hiddenNote.textContent = hidden.length
+      ? `This call holds characters that are invisible or change the direction of text (${hidden.join(", ")}); `
+        + "they are shown as escapes. Approve only if you expected them."
+      : "";
     this.errorText.textContent = "";
     this.dialog.showModal();
     this.approveButton.focus();
