@@ -121,6 +121,8 @@ export class AgentHost {
         if (request.name === "fetch_url") {  // the page's words, not the worker's: what a yes allows
           request.description = `Fetch ${request.arguments?.url}? Only this address is contacted; `
             + "its text comes back to the assistant as untrusted data.";
+        } else if (this.hostTools.has(request.name)) {  // the host's own words for its tool, not the worker's
+          request.description = this.hostTools.get(request.name).description;
         }
         const answer = await this.confirmCallback(request);
         const approved = Boolean(answer?.approved);
@@ -172,7 +174,7 @@ export class AgentHost {
     if (typeof name !== "string" || !name) throw new Error("registerTool needs a name");
     if (typeof handler !== "function") throw new Error(`registerTool(${name}): handler must be a function`);
     // Python asks before a side-effecting tool that is not pre-approved: the page then checks for that yes.
-    this.hostTools.set(name, {handler, confirm: confirm !== false && sideEffects !== false});
+    this.hostTools.set(name, {handler, confirm: confirm !== false && sideEffects !== false, description: String(description)});
     this.toolList = [...this.toolList.filter((tool) => tool.name !== name), {name, description, parameters, enabled: true, enabledByDefault: true}];
     return this.#queue("registerTool", {specJson: JSON.stringify({name, description, parameters, confirm,
       side_effects: sideEffects, untrusted_output: untrustedOutput})});
