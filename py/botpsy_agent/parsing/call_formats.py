@@ -169,27 +169,58 @@ def decode_hermes_json(body: str, schemas: Schemas | None = None) -> ParsedCall:
 def inside_json_string(body: str) -> bool:
     """True while the JSON object that `body` opens is in the middle of a string literal:
     a `</tool_call>` there is text of the value, not the end of the call."""
-    start = body.find("{")
-    if start < 0:
-        return False
-    depth, in_string, escaped = 0, False, False
-    for char in body[start:]:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
+    scan = JsonStringScan()
+    scan.feed(body)
+    return scan.inside_string
+
+
+class JsonStringScan:
+    """inside_json_string, fed a call body piece by piece (the streaming parser checks each
+    `</tool_call>` against the body so far: rescanning it each time was quadratic)."""
+
+    def __init__(self):
+        self.started = False   # the body's first "{" seen
+        self.closed = False    # ... and its object closed: what follows is not inside it
+        self.depth = 0
+        self.in_string = False
+        self.escaped = False
+
+    @property
+    def inside_string(self) -> bool:
+        return self.in_string and not self.closed
+
+    def feed(self, text: str) -> None:
+        if self.closed:
+            return
+        if not self.started:
+            start = text.find("{")
+            if start < 0:
+                return
+            self.started, text = True, text[start:]
+        for char in text:
+            if self.in_string:
+                if self.escaped:
+                    self.escaped = False
+                elif char == "\\":
+                    self.escaped = True
+                elif char == '"':
+                    self.in_string = False
             elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "{[":
-            depth += 1
-        elif char in "}]":
-            depth -= 1
-            if depth == 0:
-                return False  # the object is closed: what follows is not inside it
-    return in_string
+                self.in_string = True
+            elif char in "{[":
+                self.depth += 1
+            elif char in "}]":
+                self.depth -= 1
+                if self.depth == 0:
+                    self.closed = True
+                    return
+
+    def inside_string_after(self, text: str) -> bool:
+        """Whether the body so far plus `text` ends inside a string (this scan is left as it was)."""
+        ahead = JsonStringScan()
+        ahead.__dict__.update(self.__dict__)
+        ahead.feed(text)
+        return ahead.inside_string
 
 
 def _guess_json_name(text: str) -> str | None:

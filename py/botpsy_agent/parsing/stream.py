@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .call_formats import ParsedCall, Schemas, inside_json_string, make_decoder, partial_name
+from .call_formats import JsonStringScan, ParsedCall, Schemas, make_decoder, partial_name
 from .xml_body import FUNCTION_CLOSE, FUNCTION_OPEN, read_xml_body
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
@@ -63,6 +63,7 @@ class ModelOutputParser:
         self._mode_after_call = self.mode
         self._buffer = ""
         self._call_body = ""
+        self._json_scan = JsonStringScan()  # where _call_body's JSON stands (Hermes calls)
         self._call_index = -1
         self._at_line_start = True  # only whitespace in the text since the last newline
         self._after_bare_call = False  # a `</tool_call>` may follow a bare call's </function>
@@ -129,7 +130,7 @@ class ModelOutputParser:
             line = before.rsplit("\n", 1)
             return not line[-1].strip() and (len(line) == 2 or self._at_line_start)
         if tag == CALL_CLOSE and self.tool_call_format == "hermes_json":
-            return not inside_json_string(self._call_body + before)
+            return not self._json_scan.inside_string_after(before)
         if tag == CALL_CLOSE:  # inside a value it is text: the call so far must read as a whole one
             parts = read_xml_body(self._call_body + before)
             return not parts.open_value and not parts.text_after_end
@@ -166,6 +167,7 @@ class ModelOutputParser:
             events.append(ParserEvent("thinking", text))
         else:
             self._call_body += text
+            self._json_scan.feed(text)
             events.append(ParserEvent("tool_call_delta", text, self._call_index,
                                       partial_name(self._call_body, self.tool_call_format)))
 
@@ -179,6 +181,7 @@ class ModelOutputParser:
             self._mode_after_call = self.mode
             self.mode = "call" if tag == CALL_OPEN else "bare_call"
             self._call_body = ""
+            self._json_scan = JsonStringScan()
             self._call_index += 1
             events.append(ParserEvent("tool_call_delta", "", self._call_index, None))
             if tag == FUNCTION_OPEN:
