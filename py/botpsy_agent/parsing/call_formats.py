@@ -16,6 +16,7 @@ the tool's schema asks for, and `null` is None wherever the schema allows null.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from dataclasses import dataclass, field
@@ -217,8 +218,7 @@ class JsonStringScan:
 
     def inside_string_after(self, text: str) -> bool:
         """Whether the body so far plus `text` ends inside a string (this scan is left as it was)."""
-        ahead = JsonStringScan()
-        ahead.__dict__.update(self.__dict__)
+        ahead = copy.copy(self)
         ahead.feed(text)
         return ahead.inside_string
 
