@@ -1,9 +1,10 @@
 // What the person sees in a confirmation is what they approve. Text the model wrote can hold
 // characters that show nothing or reorder what is shown: bidi controls (U+202E turns
 // "moc.elpmaxe" around), zero-width characters, Unicode tag characters (invisible ASCII),
-// C1 controls, line and paragraph separators. The dialog shows each as an escape instead.
+// C1 controls, line and paragraph separators, and the letters that print as nothing (Hangul
+// fillers, the blank Braille pattern). The dialog shows each as an escape instead.
 
-const HIDDEN = /[\p{Cf}\p{Zl}\p{Zp}\u007f-\u009f]/gu;
+const HIDDEN = /[\p{Cf}\p{Zl}\p{Zp}\u007f-\u009f\u115f\u1160\u3164\uffa0\u2800]/gu;
 
 const codePoint = (char) => `U+${char.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
 
