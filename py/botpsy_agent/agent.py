@@ -26,7 +26,7 @@ from .chat_format import ChatFormat, prompt_leaves_thinking_open
 from .conversation import Conversation
 from .grammar import logits_processor_spec
 from .parsing import ModelOutputParser
-from .provenance import ProvenanceStore
+from .provenance import ProvenanceStore, stored_data_source
 from .results import cap_length, error_text, result_text
 from .safety import NETWORK_TOOLS, confirmation_reason, mark_untrusted, network_refusal, without_special_tokens
 from .tooling import Tool, ToolContext, ToolError
@@ -222,7 +222,7 @@ class Agent:
             if tool.untrusted_output:  # its errors too: one can quote what it read (a file's name)
                 source = f"the tool {tool.name}"
             elif store.read_from:  # an error may quote a marked record too
-                source = f"stored data that came from {', '.join(store.read_from)}"
+                source = stored_data_source(store.read_from)
             if source:
                 turn["read_untrusted"] = True
                 turn["untrusted_source"] = turn["untrusted_source"] or source

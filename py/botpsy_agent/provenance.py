@@ -19,6 +19,7 @@ from typing import Any
 from .storage import Store
 
 PROVENANCE_KEY = "provenance"
+STORED_PREFIX = "stored data that came from "
 
 
 def mark_of(value: Any) -> dict | None:
@@ -26,6 +27,18 @@ def mark_of(value: Any) -> dict | None:
     if isinstance(value, dict) and isinstance(value.get(PROVENANCE_KEY), dict):
         return value[PROVENANCE_KEY] if value[PROVENANCE_KEY].get("untrusted") else None
     return None
+
+
+def stored_data_source(read_from: list[str]) -> str:
+    """What made a turn untrusted when it read marked records: their first sources, so a note
+    copied from a note of a file says "stored data that came from the tool files_read" however
+    many times it was copied (never "stored data that came from stored data that came from ...")."""
+    origins: list[str] = []
+    for source in read_from:
+        for origin in source.removeprefix(STORED_PREFIX).split(", "):
+            if origin not in origins:
+                origins.append(origin)
+    return STORED_PREFIX + ", ".join(origins)
 
 
 class ProvenanceStore(Store):
