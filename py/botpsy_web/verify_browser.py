@@ -156,7 +156,7 @@ def open_harness(page, base_url: str):
     page.wait_for_function("() => window.botpsyRuntime !== undefined", timeout=60_000)
 
 
-def run_in_browser(page, folder_url: str, backend: str, dtype: str, prompts_ids, steps: int) -> dict:
+def run_in_browser(page, folder_url: str, backend: str, dtype: str | None, prompts_ids, steps: int) -> dict:
     """Greedy tokens and per-step logits from web/runtime in an open harness page."""
     result = page.evaluate(_BROWSER_RUN, {"folderUrl": folder_url, "backend": backend, "dtype": dtype,
                                           "prompts": prompts_ids, "steps": steps})
@@ -198,14 +198,15 @@ def compare(backend, dtype, reference_runs, browser_runs) -> Agreement:
     return Agreement(backend, dtype, agreed / total if total else 0.0, max_diff, per_prompt)
 
 
-def verify_in_page(page, base_url: str, folder: Path, backend: str, dtype: str, prompts=DEFAULT_PROMPTS,
+def verify_in_page(page, base_url: str, folder: Path, backend: str, dtype: str | None, prompts=DEFAULT_PROMPTS,
                    steps: int = 16) -> tuple[Agreement, dict]:
-    """Reference run + browser run of `folder` (served at {base_url}/models/{folder.name}/)."""
+    """Browser run + reference run of `folder` (served at {base_url}/models/{folder.name}/).
+    dtype None: the one the runtime picks for the backend; the reference runs the same one."""
     folder = Path(folder)
     prompts_ids = tokenize_prompts(folder, prompts)
-    reference = ReferenceModel(folder, dtype)
-    reference_runs = [reference.greedy(ids, steps) for ids in prompts_ids]
     browser = run_in_browser(page, f"{base_url}/models/{folder.name}/", backend, dtype, prompts_ids, steps)
+    reference = ReferenceModel(folder, browser["info"]["dtype"])
+    reference_runs = [reference.greedy(ids, steps) for ids in prompts_ids]
     return compare(backend, browser["info"]["dtype"], reference_runs, browser["runs"]), browser["info"]
 
 
