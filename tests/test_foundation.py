@@ -37,19 +37,24 @@ def test_server_refuses_paths_outside_the_models_folder(server):
         raise AssertionError("a path outside the models folder was served")
 
 
-def test_models_index_lists_exported_folders(server, models_dir):
+def test_models_index_lists_exported_folders_but_not_hidden_ones(server, models_dir):
     import json
-    (models_dir / "listed-model").mkdir(exist_ok=True)
-    (models_dir / "listed-model" / "manifest.json").write_text(json.dumps({
+    manifest = json.dumps({
         "architecture": "llama", "files": {"onnx/model.onnx": {"size": 10, "sha256": "x"}},
         "dtypes": {"fp32": {"file": "onnx/model.onnx", "files": ["onnx/model.onnx"]}},
-    }))
+    })
+    # a hidden folder is an export still being written (tests/conftest.py), never a model to pick
+    for name in ("listed-model", ".listed-model.partial-1"):
+        (models_dir / name).mkdir(exist_ok=True)
+        (models_dir / name / "manifest.json").write_text(manifest)
     try:
         with urllib.request.urlopen(f"{server}/models/index.json") as response:
             models = {m["name"]: m for m in json.load(response)["models"]}
         assert models["listed-model"]["size_bytes"] == 10
         assert models["listed-model"]["dtype_sizes"] == {"fp32": 10}
         assert models["listed-model"]["url"] == "/models/listed-model/"
+        assert not [name for name in models if name.startswith(".")]
     finally:
         import shutil
-        shutil.rmtree(models_dir / "listed-model")
+        for name in ("listed-model", ".listed-model.partial-1"):
+            shutil.rmtree(models_dir / name)

@@ -52,7 +52,7 @@ def list_models(models_dir: Path) -> list[dict]:
     models = []
     if not models_dir.is_dir():
         return models
-    for folder in sorted(p for p in models_dir.iterdir() if p.is_dir()):
+    for folder in sorted(p for p in models_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
         manifest_path = folder / "manifest.json"
         if not manifest_path.is_file():
             continue
