@@ -57,7 +57,10 @@ case "$command" in
     setup_python
     setup_node
     setup_chromium
-    exec .venv/bin/python -m pytest "$@"
+    # Two workers, each taking whole test files (module fixtures load a model once): much of
+    # the suite waits on one browser thread, so two keep both cores busy. BOTPSY_TEST_WORKERS=0
+    # runs in one process; later pytest args (-n N) override it.
+    exec .venv/bin/python -m pytest -n "${BOTPSY_TEST_WORKERS:-2}" --dist loadfile "$@"
     ;;
   *)
     echo "usage: ./run.sh demo [--port N]   |   ./run.sh test [pytest args]" >&2

@@ -7,6 +7,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from filelock import FileLock
 
 from botpsy_web import REPO_ROOT
 from botpsy_web.serve import serve_in_background
@@ -115,9 +116,13 @@ def models_dir(tmp_path_factory) -> Path:
     configured = os.environ.get("BOTPSY_TEST_MODELS")
     if configured:
         path = Path(configured)
-        path.mkdir(parents=True, exist_ok=True)
-        return path
-    return tmp_path_factory.mktemp("models")
+    elif os.environ.get("PYTEST_XDIST_WORKER"):
+        # pytest-xdist gives each worker its own basetemp; the models are shared by all of them
+        path = tmp_path_factory.getbasetemp().parent / "models"
+    else:
+        return tmp_path_factory.mktemp("models")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 @pytest.fixture(scope="session")
@@ -163,45 +168,41 @@ def exported_model(models_dir):
     another set in models_dir/<name>-<dtype>-<dtype>... A folder is reused only when the stamp
     beside it (models_dir/.<folder>.revision) matches the built-in's current definition
     (`builtin_revision`), so a changed built-in (config, tokenizer) is never tested on an old export."""
-    from botpsy_export.builtins import builtin_revision
-
     done: dict[tuple, Path] = {}
 
     def get(name: str, dtypes=TEST_DTYPES) -> Path:
         dtypes = tuple(dtypes)
-        if (name, dtypes) in done:
-            return done[(name, dtypes)]
-        folder_name = name if dtypes == tuple(TEST_DTYPES) else f"{name}-{'-'.join(dtypes)}"
-        out_dir = models_dir / folder_name
-        revision = builtin_revision(name)
-        stamp = models_dir / f".{folder_name}.revision"
-
-        def current() -> bool:
-            return (out_dir / "manifest.json").is_file() and stamp.is_file() and stamp.read_text() == revision
-
-        if not current():
-            from botpsy_export.api import export_model
-
-            # Export beside the target and rename at the end, so a run sharing
-            # BOTPSY_TEST_MODELS never sees (or deletes) a half-written folder.
-            partial = models_dir / f".{folder_name}.partial-{os.getpid()}"
-            shutil.rmtree(partial, ignore_errors=True)
-            export_model(name, partial, dtypes=dtypes, verify=True, progress=False)
-            if current():  # another run finished first
-                shutil.rmtree(partial)
-            else:
-                stale = models_dir / f".{folder_name}.stale-{os.getpid()}"
-                if out_dir.exists():
-                    out_dir.rename(stale)
-                partial.rename(out_dir)
-                shutil.rmtree(stale, ignore_errors=True)
-                written = stamp.with_name(f"{stamp.name}-{os.getpid()}")
-                written.write_text(revision)
-                written.replace(stamp)
-        done[(name, dtypes)] = out_dir
-        return out_dir
+        if (name, dtypes) not in done:
+            folder_name = name if dtypes == tuple(TEST_DTYPES) else f"{name}-{'-'.join(dtypes)}"
+            # One export per folder, however many xdist workers or runs share models_dir:
+            # the others wait here, then find the folder current.
+            with FileLock(models_dir / f".{folder_name}.lock"):
+                done[(name, dtypes)] = _export_unless_current(name, dtypes, models_dir / folder_name)
+        return done[(name, dtypes)]
 
     return get
+
+
+def _export_unless_current(name: str, dtypes: tuple, out_dir: Path) -> Path:
+    from botpsy_export.builtins import builtin_revision
+
+    revision = builtin_revision(name)
+    stamp = out_dir.with_name(f".{out_dir.name}.revision")
+    if (out_dir / "manifest.json").is_file() and stamp.is_file() and stamp.read_text() == revision:
+        return out_dir
+
+    from botpsy_export.api import export_model
+
+    # Export beside the target and rename at the end, so an interrupted export never
+    # leaves a half-written folder under the name tests use.
+    partial = out_dir.with_name(f".{out_dir.name}.partial-{os.getpid()}")
+    shutil.rmtree(partial, ignore_errors=True)
+    export_model(name, partial, dtypes=dtypes, verify=True, progress=False)
+    stamp.unlink(missing_ok=True)
+    shutil.rmtree(out_dir, ignore_errors=True)
+    partial.rename(out_dir)
+    stamp.write_text(revision)
+    return out_dir
 
 
 @pytest.fixture(scope="module")

@@ -39,8 +39,8 @@ def test_loading_shows_download_progress_stages_and_the_backend(chat_page, artif
         new MutationObserver(() => window.progressSeen.push(text.textContent)).observe(text, {childList: true, characterData: true, subtree: true});
     }""")
     model_option(page, MODEL).check()
-    page.get_by_label("Precision").select_option("q8")
-    page.get_by_label("Backend").select_option("wasm")
+    page.get_by_role("combobox", name="Precision").select_option("q8")
+    page.get_by_role("combobox", name="Backend").select_option("wasm")
     page.get_by_role("button", name="Load model").click()
     page.locator("#load-progress[data-state='ready']").wait_for()
     seen = page.evaluate("window.progressSeen")

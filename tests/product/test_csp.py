@@ -76,7 +76,7 @@ INLINE_SCRIPT_RUNS = """() => {
 
 def load_real_model(page):
     model_option(page, MODEL).check()
-    page.get_by_label("Backend").select_option("wasm")
+    page.get_by_role("combobox", name="Backend").select_option("wasm")
     page.get_by_role("button", name="Load model").click()
     page.locator("#load-progress[data-state='ready']").wait_for()
 

@@ -16,7 +16,7 @@ MODEL = "tiny-qwen3.5"
 
 def load_model(page, name=MODEL):
     model_option(page, name).check()
-    page.get_by_label("Backend").select_option("wasm")
+    page.get_by_role("combobox", name="Backend").select_option("wasm")
     page.get_by_role("button", name="Load model").click()
     page.locator("#load-progress[data-state='ready']").wait_for()
 

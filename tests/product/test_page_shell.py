@@ -36,7 +36,7 @@ def test_picker_lists_exported_folders_with_sizes_and_precisions(browser, open_g
     option.wait_for()
     option.check()  # other folders in the models dir (left by an interrupted run) may sort first
     assert "3.2 MB" in page.locator(".model-option", has=option).inner_text()
-    precisions = page.get_by_label("Precision").locator("option").all_inner_texts()
+    precisions = page.get_by_role("combobox", name="Precision").locator("option").all_inner_texts()
     assert precisions == ["Recommended", "fp32 · 2.5 MB", "q8 · 700 KB"]
     assert page.get_by_role("button", name="Load model").is_enabled()
     assert page.get_by_role("textbox", name="Message to BotPsy").is_disabled()
@@ -87,7 +87,7 @@ def test_a_model_that_cannot_load_says_what_happened_and_what_to_do(browser, ope
     context, page, guard = open_page(browser, open_guarded_page, app_server)
     page.set_default_timeout(60_000)
     page.get_by_role("radio", name="picker-sample").check()
-    page.get_by_label("Backend").select_option("wasm")
+    page.get_by_role("combobox", name="Backend").select_option("wasm")
     page.get_by_role("button", name="Load model").click()
     alert = page.get_by_role("alert").filter(has_text="Could not load picker-sample")
     alert.wait_for()
