@@ -14,29 +14,10 @@ Both run the same harness (sandbox_runner.py) and answer with text only.
 from __future__ import annotations
 
 import sys
-from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from botpsy_agent.tooling import ToolContext, ToolError, tool
 
-TIME_LIMIT_SECONDS = 5.0
-MAX_OUTPUT_CHARS = 10_000
-MAX_CODE_CHARS = 20_000
-MEMORY_LIMIT_BYTES = 512 * 2 ** 20   # the browser path's WebAssembly cap (web/sandbox/sandbox-client.js)
-RUNNER_PATH = Path(__file__).with_name("sandbox_runner.py")
-
-
-@dataclass(frozen=True)
-class SandboxRequest:
-    """One call, as both sandboxes take it (web/sandbox/protocol.js RunRequest)."""
-
-    code: str
-    runner: str                      # the harness's Python source (sandbox_runner.py)
-    timeLimitSeconds: float = TIME_LIMIT_SECONDS
-    outputLimitChars: int = MAX_OUTPUT_CHARS
-
-    def to_json_dict(self) -> dict:
-        return asdict(self)
+from .sandbox_request import MAX_CODE_CHARS, MAX_OUTPUT_CHARS, RUNNER_PATH, TIME_LIMIT_SECONDS, SandboxRequest
 
 
 def runner_source() -> str:
@@ -67,7 +48,7 @@ def default_runner():
     (there the page's sandbox comes through the bridge)."""
     if sys.platform == "emscripten":
         return _no_sandbox
-    from .python_subprocess import run_in_subprocess
+    from .python_subprocess import run_in_subprocess  # CPython only: not imported in Pyodide
     return run_in_subprocess
 
 

@@ -20,7 +20,7 @@ import signal
 import sys
 import tempfile
 
-from .python_sandbox import MEMORY_LIMIT_BYTES, RUNNER_PATH, SandboxRequest
+from .sandbox_request import MEMORY_LIMIT_BYTES, RUNNER_PATH, SandboxRequest
 
 FILE_LIMIT_BYTES = 16 * 2 ** 20
 ANSWER_LIMIT_BYTES = 4 * 2 ** 20   # more on stdout than a capped answer can be: the program wrote there itself
