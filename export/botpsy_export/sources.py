@@ -6,16 +6,16 @@ file, or a Hub id. Only safetensors and GGUF weights are read: never pickles, ne
 """
 
 import re
-import struct
 from dataclasses import dataclass
 from pathlib import Path
 
 from .architectures import Architecture, architecture_for, supported_model_types
-from .errors import ExportError, HubUnreachableError, UnknownArchitectureError, WeightsError
+from .builtins import BUILTINS
+from .errors import ExportError, HubUnreachableError, WeightsError
+from .gguf_source import load_gguf
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-MMPROJ = "clip"  # general.architecture of llama.cpp's vision-projector files
 HUB_PATTERNS = ["*.json", "*.safetensors", "*.jinja", "*.txt", "*.model", "tokenizer*"]
 
 
@@ -27,10 +27,8 @@ class LoadedSource:
 
 
 def load_source(source: str) -> LoadedSource:
-    from .builtins import BUILTINS
-
     if source in BUILTINS:
-        model, tokenizer = BUILTINS[source]()
+        model, tokenizer = BUILTINS[source].load()
         return LoadedSource(source, source, _architecture(model, tokenizer))
     path = Path(source).expanduser()
     if path.suffix == ".gguf" or (path.is_file() and path.suffix != ".json"):
@@ -50,54 +48,6 @@ def load_source(source: str) -> LoadedSource:
 
 def _architecture(model, tokenizer) -> Architecture:
     return architecture_for(model.config.model_type)(model, tokenizer)
-
-
-def load_gguf(path: Path):
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from .gguf_qwen3_5 import GGUF_ARCHITECTURE as QWEN35, load_qwen35_gguf
-
-    architecture = gguf_architecture(path)
-    if architecture == QWEN35:  # our own reader: transformers' depends on optional packages
-        return load_qwen35_gguf(path)
-    if architecture == MMPROJ:
-        raise UnknownArchitectureError(
-            f"{path.name}: a vision projector (mmproj) GGUF, not a language model; pass the text model's .gguf")
-    if architecture not in transformers_gguf_architectures():
-        raise UnknownArchitectureError(
-            f"{path.name}: GGUF architecture {architecture!r} is not supported; GGUF export supports: "
-            f"{', '.join(supported_gguf_architectures())}; for other models pass a Hugging Face folder "
-            "with safetensors")
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
-        model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch.float32)
-    except ValueError as error:
-        raise WeightsError(f"{path.name}: not a readable GGUF file ({error})") from None
-    return model, tokenizer
-
-
-def gguf_architecture(path: Path) -> str:
-    """`general.architecture` of a GGUF file, read from its header only."""
-    from transformers.integrations.gguf import read_gguf_metadata
-
-    try:
-        return read_gguf_metadata(str(path))[0]["general.architecture"]
-    except (ValueError, KeyError, IndexError, OSError, UnicodeDecodeError, struct.error) as error:
-        raise WeightsError(f"{path.name}: not a readable GGUF file ({error})") from None
-
-
-def transformers_gguf_architectures() -> set[str]:
-    """GGUF architectures transformers loads whose model_type we export (llama for SmolLM2)."""
-    from transformers.modeling_gguf_pytorch_utils import GGUF_SUPPORTED_ARCHITECTURES
-
-    return set(GGUF_SUPPORTED_ARCHITECTURES) & set(supported_model_types())
-
-
-def supported_gguf_architectures() -> list[str]:
-    from .gguf_qwen3_5 import GGUF_ARCHITECTURE as QWEN35
-
-    return sorted(transformers_gguf_architectures() | {QWEN35})
 
 
 def check_weights(folder: Path):
