@@ -4,7 +4,7 @@
 // the person's first message is sent at once: the time to its first token is what they wait.
 // Each visit gets its own model worker, as a reloaded page does; stored files stay.
 import {ModelClient} from "/web/runtime/model-client.js";
-import {listDerived, removeDerived} from "/web/runtime/model-files.js";
+import {listDerived, removeDerived} from "/web/runtime/storage/model-files.js";
 
 /** Removes the folder's stored prompt states (the model files stay): the next visit has none. */
 export async function forgetPromptStates(folderUrl) {

@@ -3,7 +3,7 @@
 // - App files (index.html, web/, static/css|icons|build|examples) are served network
 //   first, so an online visit always gets the current code, and from the cache offline.
 // - Runtimes under /node_modules/ are pinned by package.json: served cache first.
-// - Model files are stored by the runtime itself (web/runtime/model-files.js, Cache API
+// - Model files are stored by the runtime itself (web/runtime/storage/model-files.js, Cache API
 //   "botpsy-models-v1") once their sha256 is checked. This worker only reads them back
 //   through caches.match and never stores them a second time.
 // - /models/index.json (the model list) is kept so the picker works offline.

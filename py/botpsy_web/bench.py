@@ -7,7 +7,7 @@ and 1024 tokens, decode tok/s (short context and after 1024 tokens), time to fir
 token, memory, and an agent-shaped scenario (a ~1k-token system prompt of tool schemas,
 then 3 turns whose replies are 32 tokens, the whole conversation resent every turn) with
 and without prefix reuse. Our runtime's greedy decoding checks tokens guessed from the
-context several per call (prompt lookup, web/runtime/draft-feeder.js); its decode is also
+context several per call (prompt lookup, web/runtime/decode/draft-feeder.js); its decode is also
 measured one token per call (draftTokens 0), with how many guesses held and whether the
 tokens were the same. Prints a table of figures and ratios; with --json the last line
 is one JSON object. Figures are medians of --repeats runs; generation is greedy and

@@ -343,7 +343,7 @@ def test_required_applies_to_the_first_reply_of_a_turn_only():
 # --- token level, with the exported folders' own vocabularies ---------------------------
 
 def _token_table(folder):
-    """What web/runtime/tokenizer.js rawTokenTable gives the worker: raw strings, special tokens included."""
+    """What web/runtime/model/tokenizer.js rawTokenTable gives the worker: raw strings, special tokens included."""
     data = json.loads((folder / "tokenizer.json").read_text())
     manifest = json.loads((folder / "manifest.json").read_text())
     table = [""] * manifest["vocab_size"]

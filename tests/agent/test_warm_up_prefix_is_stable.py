@@ -1,5 +1,5 @@
 """The warm-up prefix (system prompt + the default tools) is stored as prompt state and reused on
-later visits (web/runtime/prompt-state.js): it must not change by itself. Rendered at two
+later visits (web/runtime/state/prompt-state.js): it must not change by itself. Rendered at two
 different moments, in both template styles, it is the same text, and it holds no date."""
 
 import datetime

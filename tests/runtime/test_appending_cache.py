@@ -1,4 +1,4 @@
-"""The appending-graph state (web/runtime/appending-cache.js) on its own, in the browser, with
+"""The appending-graph state (web/runtime/state/appending-cache.js) on its own, in the browser, with
 stand-in graph outputs: new positions are written after the processed ones, the buffers grow
 in steps of 64 positions and keep what they held, truncating forgets positions, and a
 snapshot keeps seeing its own positions however the live state is cut back and extended
@@ -13,8 +13,8 @@ import pytest
 # last token id the state saw).
 SCENARIO = """
 async (ops) => {
-  const {AppendingCacheState} = await import("/web/runtime/appending-cache.js");
-  const {TensorRefs} = await import("/web/runtime/cache-state.js");
+  const {AppendingCacheState} = await import("/web/runtime/state/appending-cache.js");
+  const {TensorRefs} = await import("/web/runtime/state/cache-state.js");
   class Tensor {
     constructor(type, data, dims) {
       if (data.length !== dims.reduce((a, b) => a * b, 1)) throw new Error(`bad tensor [${dims}]`);

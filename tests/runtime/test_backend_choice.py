@@ -84,7 +84,7 @@ def info_manifest_recommendation(page):
 
 CHOOSE = """
 async ({manifest, request, probe}) => {
-  const {chooseBackend} = await import("/web/runtime/backend-selection.js");
+  const {chooseBackend} = await import("/web/runtime/model/backend-selection.js");
   try { return await chooseBackend(manifest, request, async () => probe); }
   catch (e) { return {error: e.message}; }
 }

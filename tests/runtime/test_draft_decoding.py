@@ -1,4 +1,4 @@
-"""Greedy decoding with guessed tokens (web/runtime/prompt-lookup.js, draft-feeder.js): the
+"""Greedy decoding with guessed tokens (web/runtime/decode/prompt-lookup.js, draft-feeder.js): the
 tokens after the last few are guessed from where those occurred earlier in the context, and
 one model call checks them all. The decoder keeps exactly the tokens and logits it would get
 one call at a time; the state ends holding exactly the tokens fed and confirmed, so a next prompt reuses
@@ -11,7 +11,7 @@ import pytest
 
 PROPOSE = """
 async (cases) => {
-  const {proposeDraft} = await import("/web/runtime/prompt-lookup.js");
+  const {proposeDraft} = await import("/web/runtime/decode/prompt-lookup.js");
   return cases.map(([history, maxTokens, options]) => proposeDraft(history, maxTokens, options));
 }
 """
@@ -35,8 +35,8 @@ def test_guesses_continue_the_latest_earlier_occurrence_of_the_longest_matching_
 # same greedy loop runs with guesses and without; the calls the runner saw are returned.
 SCRIPTED = """
 async ({truncatable, maxDraft, prompt, count}) => {
-  const {DraftFeeder} = await import("/web/runtime/draft-feeder.js");
-  const {argmax} = await import("/web/runtime/sampling.js");
+  const {DraftFeeder} = await import("/web/runtime/decode/draft-feeder.js");
+  const {argmax} = await import("/web/runtime/decode/sampling.js");
   const vocab = 16;
   const rule = (token) => [3, 4, 5, 6, 3, 4, 5, 7, 1, 2, 3, 4, 5, 6, 3, 9][token];
   const oneHot = (token) => { const row = new Float32Array(vocab); row[rule(token)] = 1; return row; };

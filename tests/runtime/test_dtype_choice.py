@@ -1,5 +1,5 @@
 """Which dtype the runtime picks for a manifest, given what the WebGPU adapter can do: the real
-chooseBackend (web/runtime/backend-selection.js) in Chromium, with the adapter probe replaced so
+chooseBackend (web/runtime/model/backend-selection.js) in Chromium, with the adapter probe replaced so
 that an adapter with shader-f16 (which SwiftShader lacks) can be described."""
 
 import pytest
@@ -13,7 +13,7 @@ MANIFEST = {
 }
 
 CHOOSE = """async ({manifest, options, adapter}) => {
-  const {chooseBackend} = await import("/web/runtime/backend-selection.js");
+  const {chooseBackend} = await import("/web/runtime/model/backend-selection.js");
   const probe = async () => adapter;
   try { return await chooseBackend(manifest, options, probe); }
   catch (error) { return {error: error.message}; }

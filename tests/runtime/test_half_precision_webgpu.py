@@ -24,7 +24,7 @@ async () => {
 # Runs the f16 graph straight on onnxruntime-web's WebGPU EP, bypassing web/runtime's checks.
 RAW_WEBGPU_RUN = """
 async ({url, dataUrls, cache}) => {
-  const {loadOrt} = await import("/web/runtime/ort-loader.js");
+  const {loadOrt} = await import("/web/runtime/model/ort-loader.js");
   const ort = await loadOrt("webgpu");
   // the graph's weights are in external data files, fetched by onnxruntime-web from their URLs
   const externalData = dataUrls.map((data) => ({path: data.slice(data.lastIndexOf("/") + 1), data}));

@@ -1,4 +1,4 @@
-"""web/runtime/model-files.js in real headless Chromium: downloads with byte progress,
+"""web/runtime/storage/model-files.js in real headless Chromium: downloads with byte progress,
 sha256 checks against the manifest, the Cache API -> OPFS -> no-cache fallback, repair of
 corrupted stored files, offline reuse, storage usage and deletion, page and module worker."""
 
@@ -16,7 +16,7 @@ WEIGHTS = "onnx/model.onnx"
 
 # A module both the page and the worker import: loads a folder and returns the events and digests.
 LOAD_ALL_JS = """
-import * as modelFiles from "/web/runtime/model-files.js";
+import * as modelFiles from "/web/runtime/storage/model-files.js";
 export {modelFiles};
 export async function loadAll(folderUrl, paths) {
   const events = [];
@@ -44,7 +44,7 @@ self.onmessage = async ({data}) => {
 HARNESS_HTML = """<!doctype html><meta charset="utf-8"><title>model-files harness</title>
 <script type="module">
 import {loadAll, modelFiles} from "./load-all.js";
-import {sha256HexPortable} from "/web/runtime/sha256.js";
+import {sha256HexPortable} from "/web/runtime/storage/sha256.js";
 Object.assign(window, {loadAll, modelFiles, sha256HexPortable});
 window.loadInWorker = (folderUrl, paths) => new Promise((resolve, reject) => {
   const worker = new Worker("./worker.js", {type: "module"});
@@ -59,7 +59,7 @@ window.harnessReady = true;
 # Loaded as <iframe sandbox="allow-scripts">: an opaque origin; the folder's URL comes in the fragment.
 OPAQUE_FRAME_HTML = """<!doctype html><meta charset="utf-8"><title>opaque-origin frame</title>
 <script type="module">
-import * as modelFiles from "/web/runtime/model-files.js";
+import * as modelFiles from "/web/runtime/storage/model-files.js";
 const folderUrl = decodeURIComponent(location.hash.slice(1));
 const warnings = [];
 const warn = console.warn;

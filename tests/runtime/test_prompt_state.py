@@ -1,4 +1,4 @@
-"""Prompt state across page loads (web/runtime/prompt-state.js): a prefill marked `persist`
+"""Prompt state across page loads (web/runtime/state/prompt-state.js): a prefill marked `persist`
 stores its state beside the model; a later page load that starts with the same tokens restores
 it instead of computing them, and answers with exactly the tokens and logits (same bits) of the
 visit that computed it. A state made by anything else (another dtype or backend, another

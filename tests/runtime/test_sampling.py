@@ -1,11 +1,11 @@
-"""Choosing tokens from logits (web/runtime/sampling.js, logits-processors.js, stop-strings.js),
+"""Choosing tokens from logits (web/runtime/decode/sampling.js, logits-processors.js, stop-strings.js),
 run in the browser on hand-made logits."""
 
 import pytest
 
 SAMPLE_MANY = """
 async ({logits, options, seed, draws}) => {
-  const s = await import("/web/runtime/sampling.js");
+  const s = await import("/web/runtime/decode/sampling.js");
   const rng = s.createRng(seed);
   const picks = [];
   for (let i = 0; i < draws; i++) picks.push(s.sampleToken(Float32Array.from(logits), options, rng));
@@ -46,7 +46,7 @@ def test_sampling_follows_the_softmax(runtime_page):
 
 def test_repetition_penalty_demotes_seen_tokens(runtime_page):
     result = runtime_page.evaluate("""async () => {
-      const s = await import("/web/runtime/sampling.js");
+      const s = await import("/web/runtime/decode/sampling.js");
       const logits = Float32Array.from([2.0, 1.9, -1.0]);
       s.applyRepetitionPenalty(logits, [0, 2, 0], 1.5);
       return Array.from(logits);
@@ -56,7 +56,7 @@ def test_repetition_penalty_demotes_seen_tokens(runtime_page):
 
 def test_bad_sampling_options_are_named(runtime_page):
     message = runtime_page.evaluate("""async () => {
-      const s = await import("/web/runtime/sampling.js");
+      const s = await import("/web/runtime/decode/sampling.js");
       try { s.validateSamplingOptions({topP: 0}); return "no error"; } catch (e) { return e.message; }
     }""")
     assert "topP" in message
@@ -64,7 +64,7 @@ def test_bad_sampling_options_are_named(runtime_page):
 
 def test_logits_processor_runs_and_unknown_names_are_listed(runtime_page):
     result = runtime_page.evaluate("""async () => {
-      const p = await import("/web/runtime/logits-processors.js");
+      const p = await import("/web/runtime/decode/logits-processors.js");
       const [bias] = await p.createLogitsProcessors([{name: "token-bias", args: {bias: {"0": -100}}}], {vocabSize: 3});
       const logits = Float32Array.from([5, 1, 0]);
       bias.process(logits, []);
@@ -79,7 +79,7 @@ def test_logits_processor_runs_and_unknown_names_are_listed(runtime_page):
 
 STOP_FILTER = """
 async ({stops, pieces}) => {
-  const {StopStringFilter} = await import("/web/runtime/stop-strings.js");
+  const {StopStringFilter} = await import("/web/runtime/decode/stop-strings.js");
   const filter = new StopStringFilter(stops);
   const out = [];
   for (const piece of pieces) {
@@ -108,7 +108,7 @@ def test_text_that_only_looked_like_a_stop_string_is_released(runtime_page):
 
 def test_generate_options_are_checked(runtime_page):
     message = runtime_page.evaluate("""async () => {
-      const g = await import("/web/runtime/generation.js");
+      const g = await import("/web/runtime/decode/generation.js");
       try { g.normalizeGenerateOptions({maxToken: 5}, {}); return "no error"; } catch (e) { return e.message; }
     }""")
     assert "unknown generate option(s): maxToken" in message

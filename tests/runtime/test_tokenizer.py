@@ -22,7 +22,7 @@ TEXTS = [
 
 STREAM = """
 async ({folderUrl, ids}) => {
-  const {TextTokenizer, StreamingDetokenizer} = await import("/web/runtime/tokenizer.js");
+  const {TextTokenizer, StreamingDetokenizer} = await import("/web/runtime/model/tokenizer.js");
   const [json, config] = await Promise.all(["tokenizer.json", "tokenizer_config.json"].map(
     (name) => fetch(folderUrl + name).then((r) => r.arrayBuffer()).then((b) => new Uint8Array(b))));
   const tokenizer = TextTokenizer.fromBytes(json, config);
@@ -35,7 +35,7 @@ async ({folderUrl, ids}) => {
 
 ENCODE = """
 async ({folderUrl, texts}) => {
-  const {TextTokenizer} = await import("/web/runtime/tokenizer.js");
+  const {TextTokenizer} = await import("/web/runtime/model/tokenizer.js");
   const [json, config] = await Promise.all(["tokenizer.json", "tokenizer_config.json"].map(
     (name) => fetch(folderUrl + name).then((r) => r.arrayBuffer()).then((b) => new Uint8Array(b))));
   const tokenizer = TextTokenizer.fromBytes(json, config);

@@ -1,9 +1,9 @@
 // The module Web Worker that owns the model. It only dispatches protocol
 // messages; the work is in loaded-model.js and generation.js.
 import {Events, Verbs, errorReply, event, reply} from "./protocol.js";
-import {deleteModel, storageUsage} from "./model-files.js";
-import {loadModel} from "./loaded-model.js";
-import {generate, prefill} from "./generation.js";
+import {deleteModel, storageUsage} from "./storage/model-files.js";
+import {loadModel} from "./model/loaded-model.js";
+import {generate, prefill} from "./decode/generation.js";
 
 let model = null;          // LoadedModel
 // cancel() stops the running generate (or prefill) and any queued before it: requests with an id up to this.

@@ -2,10 +2,10 @@
 // rest of the prompt (one graph call per chunk, not per token), then decode
 // token by token until EOS, a stop string, maxTokens or cancel. Greedy decoding
 // checks guessed tokens several per call where the graph allows (draft-feeder.js).
-import {StopReasons, GENERATE_OPTION_KEYS} from "./protocol.js";
+import {StopReasons, GENERATE_OPTION_KEYS} from "../protocol.js";
 import {applyRepetitionPenalty, createRng, sampleToken, validateSamplingOptions} from "./sampling.js";
 import {createLogitsProcessors, disposeLogitsProcessors} from "./logits-processors.js";
-import {StreamingDetokenizer} from "./tokenizer.js";
+import {StreamingDetokenizer} from "../model/tokenizer.js";
 import {StopStringFilter} from "./stop-strings.js";
 import {PhaseTimes} from "./phase-times.js";
 import {DraftFeeder} from "./draft-feeder.js";

@@ -13,7 +13,7 @@
 //   trimDraft(draft)           optional: how many of these guessed next tokens it allows in a row
 //   stats                      optional: figures added to the generation's stats
 //   dispose()                  optional: frees what it holds when the generation ends
-import {createToolCallGrammar} from "./grammar/tool-call-grammar.js";
+import {createToolCallGrammar} from "../grammar/tool-call-grammar.js";
 
 const registry = new Map();
 

@@ -2,15 +2,15 @@
 // files, tokenizer, ONNX session (on WASM the dtype's appending graph when the
 // folder has one, else the standard graph). Returns what generation needs plus
 // the info object load() answers with.
-import {fetchManifest, loadModelFiles} from "./model-files.js";
+import {fetchManifest, loadModelFiles} from "../storage/model-files.js";
 import {chooseBackend} from "./backend-selection.js";
 import {loadOrt} from "./ort-loader.js";
 import {ModelRunner} from "./model-runner.js";
 import {dtypeGraphs} from "./dtype-graphs.js";
-import {PrefixCache} from "./prefix-cache.js";
-import {PersistedPromptState, promptStateIdentity} from "./prompt-state.js";
+import {PrefixCache} from "../state/prefix-cache.js";
+import {PersistedPromptState, promptStateIdentity} from "../state/prompt-state.js";
 import {TextTokenizer} from "./tokenizer.js";
-import {releaseGrammarEngine} from "./grammar/xgrammar-engine.js";
+import {releaseGrammarEngine} from "../grammar/xgrammar-engine.js";
 
 const TOKENIZER_FILES = ["tokenizer.json", "tokenizer_config.json"];
 

@@ -4,9 +4,9 @@
 // manifest.appending_inputs.num_logits, each new position's). `cacheMode` says which
 // graph the session runs: "standard" (present = past + new, CacheState) or
 // "appending" (present = the new positions only, AppendingCacheState).
-import {CacheState, TensorRefs, describeCache} from "./cache-state.js";
-import {AppendingCacheState} from "./appending-cache.js";
-import {NO_PHASE_TIMES} from "./phase-times.js";
+import {CacheState, TensorRefs, describeCache} from "../state/cache-state.js";
+import {AppendingCacheState} from "../state/appending-cache.js";
+import {NO_PHASE_TIMES} from "../decode/phase-times.js";
 
 const CACHE_STATES = {standard: CacheState, appending: AppendingCacheState};
 

@@ -11,7 +11,7 @@
 // threads, onnxruntime version): a state is used only by exactly the same, because only then
 // does it give the bits a fresh prefill gives.
 import {TYPED_ARRAYS} from "./cache-state.js";
-import {sha256Hex} from "./sha256.js";
+import {sha256Hex} from "../storage/sha256.js";
 
 const MAGIC = new TextEncoder().encode("BOTPSYPS");
 const CHECKSUM_AT = MAGIC.length;

@@ -10,10 +10,10 @@
 // the file and of its name), intact (checksum), the same tokens. KV caches can be cut back
 // to a shorter common start; conv/recurrent state only resumes at the stored end.
 // One state per model folder: a new one replaces the last (a few to ~100 MB each).
-import {DERIVED_DIRECTORY, listDerived, normalizeFolderUrl, readDerived, removeDerived, writeDerived} from "./model-files.js";
-import {dtypeGraphs} from "./dtype-graphs.js";
+import {DERIVED_DIRECTORY, listDerived, normalizeFolderUrl, readDerived, removeDerived, writeDerived} from "../storage/model-files.js";
+import {dtypeGraphs} from "../model/dtype-graphs.js";
 import {canonicalJson, decodePromptState, encodePromptState, sealPromptState} from "./prompt-state-format.js";
-import {sha256Hex} from "./sha256.js";
+import {sha256Hex} from "../storage/sha256.js";
 
 const STATE_DIRECTORY = `${DERIVED_DIRECTORY}prompt-state/`;
 

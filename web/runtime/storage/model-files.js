@@ -12,8 +12,8 @@
 //   current file. etaSeconds is null until the download rate is known.
 
 import {sha256Hex} from "./sha256.js";
-import {openCacheApiStore} from "./storage-cache-api.js";
-import {openOpfsStore} from "./storage-opfs.js";
+import {openCacheApiStore} from "./cache-api.js";
+import {openOpfsStore} from "./opfs.js";
 
 const MANIFEST_PATH = "manifest.json";
 const PROGRESS_INTERVAL_MS = 100;

@@ -1,6 +1,6 @@
-// SHA-256 of a byte array as lowercase hex.
-// crypto.subtle only exists in secure contexts (https, localhost); elsewhere the
-// portable implementation below keeps the integrity check working, just slower.
+// Fallback SHA-256, used only where crypto.subtle is missing: an insecure origin (a page served over
+// plain http from a LAN address, not localhost). Secure origins use crypto.subtle below; the portable
+// implementation keeps the integrity check of model files working there, just slower.
 
 export async function sha256Hex(bytes) {
   const subtle = globalThis.crypto?.subtle;
