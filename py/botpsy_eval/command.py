@@ -46,7 +46,7 @@ def register(subparsers):
     parser.add_argument("--torch-threads", type=int, default=None,
                         help="threads for the PyTorch reference (default torch's; 1 is faster on a busy machine)")
     parser.add_argument("--outputs", type=Path, default=None,
-                        help="where the per-case outputs go (JSON lines; default eval-<model>-<time>.jsonl here)")
+                        help="where the per-case outputs go (JSON lines, gzip-compressed when the name ends in .gz; default eval-<model>-<time>.jsonl here)")
     parser.add_argument("--resume", action="store_true",
                         help="go on from the --outputs file: cases it already holds for the same model, engine and "
                              "prompt are read back and scored, not generated again; new runs are appended")

@@ -35,6 +35,7 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
+from .jsonl_files import drop_partial_last_line, open_for_lines
 from .runner import CaseRun, EvalResults
 
 NOT_THE_BFCL_SCORE = ("Single-turn AST accuracy (BFCL v4 data); not BFCL v4's overall score, "
@@ -212,8 +213,8 @@ class OutputsFile:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if append and self.path.exists():
-            _drop_partial_last_line(self.path)
-        self._file = self.path.open("a" if append else "w", encoding="utf-8")
+            drop_partial_last_line(self.path)
+        self._file = open_for_lines(self.path, append)
 
     def write(self, run: CaseRun) -> None:
         if run.reused:
@@ -225,9 +226,3 @@ class OutputsFile:
 
     def close(self) -> None:
         self._file.close()
-
-
-def _drop_partial_last_line(path: Path) -> None:
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        path.write_bytes(data[:data.rfind(b"\n") + 1])

@@ -20,6 +20,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from .generation import Generation
+from .jsonl_files import read_text
 
 _SELF_STOPPED = ("eos", "stop_string")
 
@@ -75,7 +76,7 @@ class EarlierRuns:
         if not path.exists():
             return cls()
         runs = {}
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = read_text(path).splitlines()
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue

@@ -155,3 +155,34 @@ def test_the_weights_identity_is_the_manifests_digests_of_what_each_engine_runs(
     assert weights_identity(tmp_path, ("browser", "q8", "free")) != q8
     assert weights_identity(tmp_path, ("browser", "q4", "free")) == q4
     assert weights_identity(tmp_path, ("pytorch", "fp32", "free")) == torch
+
+
+def test_a_compressed_outputs_file_grows_and_is_read_back_like_a_plain_one(tmp_path, rendered):
+    chat_format, items = rendered
+    path = tmp_path / "runs.jsonl.gz"
+    outputs = OutputsFile(path)
+    first = run_cases(CountingModel(), ENGINE, items[:2], chat_format, 64, outputs.write, **WHERE)
+    outputs.close()
+    assert path.read_bytes()[:2] == b"\x1f\x8b"  # really gzip
+
+    earlier = EarlierRuns.read(path)
+    assert len(earlier.runs) == 2
+    model = CountingModel()
+    outputs = OutputsFile(path, append=True)
+    again = run_cases(model, ENGINE, items, chat_format, 64, outputs.write, earlier=earlier, **WHERE)
+    outputs.close()
+    assert len(model.prompts) == len(items) - 2           # only the new cases generated
+    assert [run.verdict for run in again[:2]] == [run.verdict for run in first]
+    assert len(EarlierRuns.read(path).runs) == len(items)  # the appended member is read too
+
+
+def test_a_compressed_file_cut_mid_write_keeps_every_whole_line(tmp_path, rendered):
+    path, _ = first_run(tmp_path, rendered)
+    import gzip
+    packed = tmp_path / "runs.jsonl.gz"
+    data = gzip.compress(path.read_bytes())
+    packed.write_bytes(data[: len(data) - 40])   # the last member cut short: no trailer, part of a line lost
+    runs = EarlierRuns.read(packed).runs
+    assert 0 < len(runs) <= 4
+    OutputsFile(packed, append=True).close()     # drops the half line before appending
+    assert gzip.decompress(packed.read_bytes()).endswith(b"\n")
