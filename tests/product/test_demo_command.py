@@ -1,5 +1,6 @@
 """`botpsy-web demo`: exports a default model only when none is there, says clearly when it
-falls back to the small stand-in, builds the agent bundle and serves the page."""
+falls back to the offline stand-in (the real tool-calling Qwen2.5-Coder-0.5B, only the dtype
+the demo loads), builds the agent bundle and serves the page."""
 
 import json
 import os
@@ -9,7 +10,8 @@ import time
 import urllib.request
 
 from botpsy_web import REPO_ROOT
-from botpsy_web.demo import BOTPSY_SOURCE, STAND_IN_SOURCE, choose_default_source, ensure_model, hub_reachable
+from botpsy_web.demo import (BOTPSY_DTYPES, BOTPSY_SOURCE, STAND_IN_DTYPES, STAND_IN_SOURCE, choose_default_source,
+                             ensure_model, hub_reachable)
 
 
 def write_manifest(folder, name="x"):
@@ -22,7 +24,7 @@ def write_manifest(folder, name="x"):
 
 
 def test_botpsy_is_the_default_when_the_hub_answers():
-    assert choose_default_source(True) == (BOTPSY_SOURCE, None)
+    assert choose_default_source(True) == (BOTPSY_SOURCE, BOTPSY_DTYPES, None)
 
 
 def test_without_the_hub_it_exports_the_stand_in_and_says_so(tmp_path):
@@ -33,7 +35,8 @@ def test_without_the_hub_it_exports_the_stand_in_and_says_so(tmp_path):
         write_manifest(out_dir, source)
 
     models = ensure_model(tmp_path, reachable=False, export=export, out=printed.append)
-    assert exported == [(STAND_IN_SOURCE, STAND_IN_SOURCE, ("fp32", "q8", "q4"))]
+    assert exported == [(STAND_IN_SOURCE, STAND_IN_SOURCE, STAND_IN_DTYPES)]
+    assert STAND_IN_SOURCE == "qwen2.5-coder-0.5b" and STAND_IN_DTYPES == ("q8",)
     assert [m["name"] for m in models] == [STAND_IN_SOURCE]
     notice = " ".join(printed)
     assert "not reachable" in notice and "STAND-IN" in notice and BOTPSY_SOURCE in notice
