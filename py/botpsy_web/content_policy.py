@@ -14,8 +14,10 @@ opens it only for a URL the person approved in its dialog (web/agent/confirmed-f
 workers cannot create frames, and a worker started from the frame's URL would not run (it
 is HTML, served with nosniff).
 
-Routes are a table, first match wins, so a part with its own needs (the run_python sandbox)
-adds one row with a stricter policy.
+Which route gets which policy is a row of the site's one table of response headers
+(botpsy_web/site/headers.py, first match wins), read by `serve` and by every host
+configuration `botpsy-web build-site` writes; a part with its own needs (the run_python
+sandbox) adds one row with a stricter policy.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ import base64
 import hashlib
 import re
 from pathlib import Path
-from typing import Callable
 from urllib.parse import parse_qs
 
 from botpsy_web.sandbox_policy import BOOT_HASH, SANDBOX_PAGE_PATH, SANDBOX_POLICY
@@ -70,10 +71,13 @@ def _hashes(pattern: re.Pattern, body: bytes) -> list[str]:
             for block in pattern.findall(body)]
 
 
-def app_policy(file: Path | None) -> str:
+def app_policy(file: Path | None, model_origins: tuple[str, ...] = ()) -> str:
     """The app's policy. An HTML file of ours with inline <script>/<style> blocks (the runtime
-    harness) gets exactly those blocks allowed by hash; injected inline code stays blocked."""
+    harness) gets exactly those blocks allowed by hash; injected inline code stays blocked.
+    model_origins: where a built site's owner keeps the model files (`build-site --model-url`),
+    the only other origins the app may then reach."""
     directives = {name: list(sources) for name, sources in APP_DIRECTIVES.items()}
+    directives["connect-src"] += list(model_origins)
     if file is not None and file.suffix == ".html" and file.is_file():
         body = file.read_bytes()
         directives["script-src"] += _hashes(_INLINE_SCRIPT, body)
@@ -81,10 +85,10 @@ def app_policy(file: Path | None) -> str:
     return render(directives)
 
 
-def worker_frame_policy(file: Path | None) -> str:
+def worker_frame_policy(file: Path | None, model_origins: tuple[str, ...] = ()) -> str:
     """The widget's worker frame: the app's policy, embeddable by any site (it starts only our
     own workers, which then run under this policy instead of the host page's)."""
-    return app_policy(file).replace("frame-ancestors 'self'", "frame-ancestors *")
+    return app_policy(file, model_origins).replace("frame-ancestors 'self'", "frame-ancestors *")
 
 
 def fetch_frame_policy(query: str) -> str:
@@ -94,30 +98,10 @@ def fetch_frame_policy(query: str) -> str:
     match = _ORIGIN.match(origin)
     if not match or (match.group(2) and int(match.group(2)[1:]) > 65535):
         raise BadPolicyRequest(f"the fetch frame needs ?origin=http(s)://host[:port], got {origins!r}")
+    return fetch_frame_policy_for(origin)
+
+
+def fetch_frame_policy_for(origin: str) -> str:
+    """The fetch frame's policy for an origin already checked (or a host's placeholder for it)."""
     return render({"default-src": ["'none'"], "script-src": ["'self'"], "connect-src": [origin],
                    "base-uri": ["'none'"], "form-action": ["'none'"], "frame-ancestors": ["'self'"]})
-
-
-def _no_policy(query: str, file: Path | None) -> None:
-    return None
-
-
-# (url path prefix, policy(query, file) -> header value or None). First match wins.
-ROUTES: list[tuple[str, Callable[[str, Path | None], str | None]]] = [
-    (SANDBOX_PAGE_PATH, lambda query, file: SANDBOX_POLICY),   # run_python's sandbox: no connections at all
-    (FETCH_FRAME_PATH, lambda query, file: fetch_frame_policy(query)),
-    (WORKER_FRAME_PATH, lambda query, file: worker_frame_policy(file)),
-    # Stand-ins for other people's pages (a shop embedding the widget, test harnesses that play
-    # a host or drive the runtime): their policy is their own; see web/WIDGET.md.
-    ("/static/examples/", _no_policy),
-    ("/tests/", _no_policy),
-    ("/", lambda query, file: app_policy(file)),
-]
-
-
-def policy_for(url_path: str, query: str = "", file: Path | None = None) -> str | None:
-    """The Content-Security-Policy header value for a response, or None for none."""
-    for prefix, policy in ROUTES:
-        if url_path == prefix or (prefix.endswith("/") and url_path.startswith(prefix)):
-            return policy(query, file)
-    return None

@@ -9,6 +9,9 @@
 - `Service-Worker-Allowed: /` lets the service worker in web/ control the whole site.
 - A Content-Security-Policy on every response (botpsy_web/content_policy.py): the app's
   pages and workers may connect to this origin only.
+
+Every header but type, length and range comes from the site's one table
+(botpsy_web/site/headers.py), which also writes the host configurations of a built site.
 """
 
 import json
@@ -22,29 +25,13 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from botpsy_web import REPO_ROOT
-from botpsy_web.content_policy import BadPolicyRequest, policy_for
+from botpsy_web.content_policy import BadPolicyRequest
+from botpsy_web.site.headers import MIME_TYPES, NOTHING_ALLOWED, content_type, policy_for, response_headers
 
 DEFAULT_MODELS_DIR = REPO_ROOT / "static" / "models"
 MODELS_URL_PREFIX = "/models/"
 
-EXTRA_MIME_TYPES = {
-    ".mjs": "text/javascript",
-    ".js": "text/javascript",
-    ".wasm": "application/wasm",
-    ".json": "application/json",
-    ".onnx": "application/octet-stream",
-    ".onnx_data": "application/octet-stream",
-    ".data": "application/octet-stream",
-    ".zip": "application/zip",
-    ".whl": "application/zip",
-    ".webmanifest": "application/manifest+json",
-    ".svg": "image/svg+xml",
-    ".md": "text/markdown; charset=utf-8",
-}
-
 _RANGE_PATTERN = re.compile(r"^bytes=(\d*)-(\d*)$")
-# Responses that are no file of ours (errors, redirects, the model list) may run nothing.
-NOTHING_ALLOWED = "default-src 'none'"
 
 
 def list_models(models_dir: Path) -> list[dict]:
@@ -77,7 +64,7 @@ def list_models(models_dir: Path) -> list[dict]:
 
 
 class BotpsyRequestHandler(SimpleHTTPRequestHandler):
-    extensions_map = {**SimpleHTTPRequestHandler.extensions_map, **EXTRA_MIME_TYPES}
+    extensions_map = {**SimpleHTTPRequestHandler.extensions_map, **MIME_TYPES}
     models_dir: Path = DEFAULT_MODELS_DIR
     quiet = True
 
@@ -105,19 +92,9 @@ class BotpsyRequestHandler(SimpleHTTPRequestHandler):
 
     # --- responses ---------------------------------------------------------
     def end_headers(self):
-        self.send_header("Cross-Origin-Opener-Policy", "same-origin")
-        self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
-        self.send_header("Cross-Origin-Resource-Policy", "cross-origin")
-        self.send_header("Access-Control-Allow-Origin", "*")
-        self.send_header("Access-Control-Expose-Headers", "Content-Length, Content-Range, Accept-Ranges")
-        self.send_header("Cache-Control", "no-cache")
-        # web/sw.js lives under /web/ but must control the whole site for offline use.
-        self.send_header("Service-Worker-Allowed", "/")
-        policy = getattr(self, "policy", NOTHING_ALLOWED)
-        if policy:
-            self.send_header("Content-Security-Policy", policy)
-        # A script is run only with a script's type: the fetch frame's HTML never runs as a worker.
-        self.send_header("X-Content-Type-Options", "nosniff")
+        # no-cache always: this serves a working tree that changes under it.
+        for name, value in response_headers(getattr(self, "policy", NOTHING_ALLOWED)).items():
+            self.send_header(name, value)
         super().end_headers()
 
     def _send_json(self, payload: dict):
@@ -189,10 +166,7 @@ class BotpsyRequestHandler(SimpleHTTPRequestHandler):
             pass
 
     def guess_type(self, path):
-        suffix = Path(path).suffix.lower()
-        if suffix in EXTRA_MIME_TYPES:
-            return EXTRA_MIME_TYPES[suffix]
-        return mimetypes.guess_type(path)[0] or "application/octet-stream"
+        return content_type(path) or mimetypes.guess_type(path)[0] or "application/octet-stream"
 
     def log_message(self, format, *args):
         if not self.quiet:
