@@ -172,7 +172,7 @@ def test_a_compressed_outputs_file_grows_and_is_read_back_like_a_plain_one(tmp_p
     again = run_cases(model, ENGINE, items, chat_format, 64, outputs.write, earlier=earlier, **WHERE)
     outputs.close()
     assert len(model.prompts) == len(items) - 2           # only the new cases generated
-    assert [run.verdict for run in again[:2]] == [run.verdict for run in first]
+    assert [(run.correct, run.reused) for run in again[:2]] == [(run.correct, True) for run in first]
     assert len(EarlierRuns.read(path).runs) == len(items)  # the appended member is read too
 
 
