@@ -18,8 +18,8 @@ SCHEMAS = {
 CHUNKINGS = [None, 1, 2, 5, 13]
 
 
-def parse(output, chunk_size=None, **options):
-    parser = ModelOutputParser(schemas=SCHEMAS, **options)
+def parse(output, chunk_size=None, schemas=SCHEMAS, **options):
+    parser = ModelOutputParser(schemas=schemas, **options)
     chunks = [output] if chunk_size is None else [output[i:i + chunk_size]
                                                  for i in range(0, len(output), chunk_size)]
     for chunk in chunks:
@@ -145,3 +145,50 @@ def test_hermes_malformed_json_still_ends_at_its_closing_tag(chunk_size):
     parser = parse("<tool_call>{name: notes_add}</tool_call> text", chunk_size, tool_call_format="hermes_json")
     [call] = parser.calls
     assert "JSON" in call.error and parser.text == " text"
+
+
+# Peers' fixtures: a </parameter> the model left out, read as vLLM's Qwen3-Coder parser reads it
+# (its test_extract_tool_calls_missing_closing_parameter_tag and vllm-project/vllm issue 57699).
+WEATHER = {"get_current_weather": {"type": "object", "properties": {
+    "city": {"type": "string"}, "state": {"type": "string"}, "unit": {"type": "string"}}}}
+THINQ = {"ThinQ_Connect": {"type": "object", "properties": {"body": {"type": "object"}}}}
+
+
+@pytest.mark.parametrize("chunk_size", CHUNKINGS)
+def test_a_missing_closing_parameter_tag_before_the_next_parameter(chunk_size):
+    output = ("Let me check the weather for you:\n<tool_call>\n<function=get_current_weather>\n"
+              "<parameter=city>\nDallas\n<parameter=state>\nTX\n</parameter>\n"
+              "<parameter=unit>\nfahrenheit\n</parameter>\n</function>\n</tool_call>")
+    parser = parse(output, chunk_size, schemas=WEATHER)
+    [call] = parser.calls
+    assert (call.name, call.arguments, call.error) == (
+        "get_current_weather", {"city": "Dallas", "state": "TX", "unit": "fahrenheit"}, None)
+    assert parser.text.strip() == "Let me check the weather for you:"
+
+
+@pytest.mark.parametrize("chunk_size", CHUNKINGS)
+def test_a_missing_closing_parameter_tag_before_the_function_close(chunk_size):
+    output = ('<tool_call>\n<function=ThinQ_Connect>\n<parameter=body>\n{"airConJobMode": "AIR_CLEAN", '
+              '"windStrength": "HIGH", "monitoringEnabled": true}\n</function>\n</tool_call>')
+    [call] = parse(output, chunk_size, schemas=THINQ).calls
+    assert (call.name, call.error) == ("ThinQ_Connect", None)
+    assert call.arguments == {"body": {"airConJobMode": "AIR_CLEAN", "windStrength": "HIGH", "monitoringEnabled": True}}
+
+
+@pytest.mark.parametrize("chunk_size", CHUNKINGS)
+def test_every_closing_parameter_tag_missing_in_a_bare_call(chunk_size):
+    output = ("<function=get_current_weather>\n<parameter=city>\nDallas\n<parameter=state>\nTX\n"
+              "<parameter=unit>\ncelsius\n</function>\nIt is mild.")
+    parser = parse(output, chunk_size, schemas=WEATHER)
+    [call] = parser.calls
+    assert (call.arguments, call.error) == ({"city": "Dallas", "state": "TX", "unit": "celsius"}, None)
+    assert parser.text == "\nIt is mild."
+
+
+@pytest.mark.parametrize("chunk_size", CHUNKINGS)
+def test_markers_inside_a_line_of_a_value_are_still_text(chunk_size):
+    """Only a line that opens a parameter (or holds the last </function>) ends an unclosed value."""
+    output = ("<tool_call>\n<function=notes_add>\n<parameter=text>\nwrite <parameter=x> and </function> "
+              "inline\n</parameter>\n</function>\n</tool_call>")
+    [call] = parse(output, chunk_size).calls
+    assert (call.arguments, call.error) == ({"text": "write <parameter=x> and </function> inline"}, None)

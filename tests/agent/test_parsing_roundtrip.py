@@ -49,9 +49,13 @@ def _written(value):
 
 def _ambiguous(arguments) -> bool:
     """Value text that is also the end of the value or of the call: a newline-framed
-    </parameter> then the next parameter, or a </parameter> (and </function>) then </tool_call>."""
+    </parameter> then the next parameter, a </parameter> (and </function>) then </tool_call>,
+    or, before the value's first </parameter>, a line starting with <parameter= or </function>
+    (what a call whose </parameter> was left out looks like: xml_body.py)."""
     return any(re.search(r"\n</parameter>\n\s*<parameter=|</parameter>\s*(</function>\s*)?</tool_call>",
-                         "\n" + _written(value) + "\n") for value in arguments.values())
+                         "\n" + _written(value) + "\n")
+               or re.search(r"\n(<parameter=|</function>)", ("\n" + _written(value)).split("</parameter>")[0])
+               for value in arguments.values())
 
 
 def _qwen_format():

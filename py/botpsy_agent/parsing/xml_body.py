@@ -18,6 +18,13 @@ well-formed rest, the value ends at the first `</parameter>` followed by the nex
 value is still open. A body with more than whitespace after its `</function>` is not a
 whole call (yet): that `</function>` was value text, e.g. a value holding
 `</parameter></function>` in a body cut at a `</tool_call>` that this or a later value holds.
+
+A `</parameter>` the model left out is read the way vLLM's Qwen3-Coder parser reads it:
+before a value's first `</parameter>` (or with none after it), a line that opens the next
+`<parameter=` ends the value, and so does a line holding the body's final `</function>`
+(only whitespace after it). So a value never holds, before its first `</parameter>`, a
+parameter opening at the start of a line, nor the call's last `</function>` on a line of its
+own: text the tool-call grammar never lets a value hold either.
 """
 
 from __future__ import annotations
@@ -35,6 +42,9 @@ _FUNCTION = re.compile(r"<function=([^>\n]*)>")
 _PARAMETER = re.compile(r"<parameter=([^>\n]*)>")
 _NEXT_PART = re.compile(r"<parameter=([^>\n]*)>|</function>")
 _WHITESPACE = re.compile(r"\s*")
+# Where a value whose </parameter> was left out ends (see the module's docstring).
+_LINE_OPENING_A_PARAMETER = re.compile(r"\n<parameter=[^>\n]*>")
+_LINE_ENDING_THE_FUNCTION = re.compile(r"\n</function>\s*\Z")
 
 
 @dataclass
@@ -68,6 +78,11 @@ def read_xml_body(body: str) -> XmlBody:
             result.text_after_end = bool(body[part.end():].strip())
             return result
         value_start = part.end()
+        unclosed_end = ends.end_of_unclosed_value(value_start)
+        if unclosed_end is not None:
+            result.values.append((part.group(1).strip(), body[value_start:unclosed_end]))
+            position = unclosed_end
+            continue
         value_end = ends.end_of_value(value_start)
         if value_end is None:
             result.values.append((part.group(1).strip(), body[value_start:]))
@@ -121,6 +136,20 @@ class _ValueEnds:
         # Later closings were decided already: the loop runs from the last one backwards.
         index = self._first_closing_from(parameter.end())
         return self.first_good_from[index] < len(self.starts)
+
+    def end_of_unclosed_value(self, value_start: int) -> int | None:
+        """Where a value without its </parameter> ends (the newline before the next part
+        stays in the value, as it would before a </parameter>), or None if it has one."""
+        index = self._first_closing_from(value_start)
+        limit = self.starts[index] if index < len(self.starts) else len(self.body)
+        parameter = _LINE_OPENING_A_PARAMETER.search(self.body, value_start, limit)
+        if parameter:
+            return parameter.start() + 1
+        if limit == len(self.body):
+            function = _LINE_ENDING_THE_FUNCTION.search(self.body, value_start)
+            if function:
+                return function.start() + 1
+        return None
 
     def end_of_value(self, value_start: int) -> int | None:
         index = self._first_closing_from(value_start)
