@@ -45,6 +45,12 @@ setup_chromium() {
   [ -x /usr/lib/chromium/chromium ] || apt_install chromium
 }
 
+# tests/site serves a built site (`botpsy-web build-site`) with Debian's nginx and Caddy, each
+# started by the test itself on a free port with the configuration the build wrote.
+setup_web_server() {
+  apt_install nginx caddy
+}
+
 command="${1:-}"
 shift || true
 case "$command" in
@@ -57,6 +63,7 @@ case "$command" in
     setup_python
     setup_node
     setup_chromium
+    setup_web_server
     # Two workers, each taking whole test files (module fixtures load a model once): much of
     # the suite waits on one browser thread, so two keep both cores busy. BOTPSY_TEST_WORKERS=0
     # runs in one process; later pytest args (-n N) override it.

@@ -22,6 +22,11 @@ const APP_CACHE = `botpsy-app-${VERSION}`;
 const APP_CACHE_PREFIX = "botpsy-app-";
 const INDEX_CACHE = "botpsy-model-index";
 const ROOT = new URL("../", self.location.href);
+// A host that sends no headers (GitHub Pages, a plain bucket) gets /sw.js from
+// `botpsy-web build-site`: it names every route's headers (py/botpsy_web/site/headers.py), then
+// loads this file. Responses that arrive without COEP get them here, before they are kept or
+// used, so from the second load the page is isolated and confined as on a host that sends them.
+const SITE_HEADERS = self.BOTPSY_SITE_HEADERS ?? null;
 
 // Fetched at install; anything missing (e.g. an unbuilt agent bundle) is skipped,
 // and picked up later when the page uses it.
@@ -106,7 +111,8 @@ self.addEventListener("fetch", (event) => {
   const url = new URL(request.url);
   const route = routeOf(url);
   if (!route) return;
-  if (route === "model-index") event.respondWith(networkFirst(request, INDEX_CACHE));
+  if (route === "uncached") event.respondWith(fetch(request).then(withSiteHeaders));
+  else if (route === "model-index") event.respondWith(networkFirst(request, INDEX_CACHE));
   else if (route === "model-file") event.respondWith(modelFile(request));
   else if (route === "runtime") event.respondWith(cacheFirst(request));
   else event.respondWith(networkFirst(request, APP_CACHE));
@@ -118,7 +124,7 @@ function routeOf(url) {
   if (path === "/models/index.json") return "model-index";
   if (path.startsWith("/models/")) return "model-file";
   if (path.startsWith("/node_modules/")) return "runtime";
-  if (path.startsWith("/web/fetch/")) return null;
+  if (path.startsWith("/web/fetch/")) return SITE_HEADERS ? "uncached" : null;
   if (path === "/" || path === "/index.html" || path.startsWith("/web/")
       || /^\/static\/(css|icons|build|examples)\//.test(path)) return "app";
   return null;
@@ -128,7 +134,7 @@ async function networkFirst(request, cacheName) {
   const cache = await caches.open(cacheName);
   const key = cacheKey(request);
   try {
-    const response = await fetch(request);
+    const response = withSiteHeaders(await fetch(request));
     if (response.ok && response.status === 200 && !request.headers.has("Range")) {
       await cache.put(key, response.clone());
     }
@@ -144,7 +150,7 @@ async function networkFirst(request, cacheName) {
 async function cacheFirst(request) {
   const cached = await caches.match(cacheKey(request), { ignoreSearch: true });
   if (cached) return sliceIfRanged(request, withIsolationHeaders(cached));
-  const response = await fetch(request);
+  const response = withSiteHeaders(await fetch(request));
   if (response.status === 200 && !request.headers.has("Range")) {
     const cache = await caches.open(APP_CACHE);
     await cache.put(cacheKey(request), response.clone());
@@ -168,7 +174,7 @@ async function modelFile(request) {
   const cached = await caches.match(key, { ignoreSearch: true });
   if (cached) return sliceIfRanged(request, withIsolationHeaders(cached));
   try {
-    return await fetch(request);
+    return withSiteHeaders(await fetch(request));
   } catch (error) {
     return offlineResponse(request, error);
   }
@@ -182,7 +188,7 @@ function cacheKey(request) {
 
 async function storeFresh(cache, url) {
   try {
-    const response = await fetch(url, { cache: "no-cache" });
+    const response = withSiteHeaders(await fetch(url, { cache: "no-cache" }));
     if (response.status === 200) await cache.put(url, response);
   } catch {
     // Missing or offline: the page's own use of the file will cache it later.
@@ -198,6 +204,34 @@ function withIsolationHeaders(response) {
     for (const [name, value] of Object.entries(NOTHING_ALLOWED)) headers.set(name, value);
   }
   return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+}
+
+// The headers /sw.js names for this response's route, when the host sent none (SITE_HEADERS above).
+function withSiteHeaders(response) {
+  if (!SITE_HEADERS || response.type !== "basic" || response.headers.has("Cross-Origin-Embedder-Policy")) return response;
+  const url = new URL(response.url);
+  const rule = SITE_HEADERS.rules.find(([path, folder]) => (folder ? url.pathname.startsWith(path) : url.pathname === path));
+  const named = rule && response.ok ? rule[2] : SITE_HEADERS.nothingAllowed;
+  const policy = named["Content-Security-Policy"] ?? "";
+  const origin = policy.includes(SITE_HEADERS.placeholder) ? queryOrigin(url) : "";
+  if (origin === null) {
+    return new Response("The fetch frame needs ?origin=http(s)://host[:port].", {
+      status: 400, headers: { "Content-Type": "text/plain; charset=utf-8", ...SITE_HEADERS.nothingAllowed } });
+  }
+  const headers = new Headers(response.headers);
+  for (const [name, value] of Object.entries(named)) headers.set(name, value.replace(SITE_HEADERS.placeholder, origin));
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+}
+
+// The confirmed-fetch frame's ?origin=, only when it is exactly an http(s) origin (as the server checks it).
+function queryOrigin(url) {
+  const value = url.searchParams.get("origin") ?? "";
+  try {
+    const parsed = new URL(value);
+    return ["http:", "https:"].includes(parsed.protocol) && parsed.origin === value ? value : null;
+  } catch {
+    return null;
+  }
 }
 
 // The Cache API holds whole files; answer a Range request with the asked slice.

@@ -16,6 +16,7 @@ COMMAND_MODULES = [
     "botpsy_web.verify_browser",
     "botpsy_web.bench",
     "botpsy_web.build_py",
+    "botpsy_web.site.command",
     "botpsy_eval.command",
 ]
 

@@ -7,7 +7,7 @@ import { el } from "./dom.js";
 import { FileDrop } from "./file-drop.js";
 import { describeBackend, formatRate } from "./format.js";
 import { describeStorage, fetchModelIndex, LoadProgress, ModelPicker } from "./model-panel.js";
-import { registerServiceWorker } from "./offline.js";
+import { isolationMode, registerServiceWorker } from "./offline.js";
 import { SettingsPanel } from "./settings-panel.js";
 import { downloadText, transcriptToJson, transcriptToMarkdown } from "./transcript.js";
 
@@ -73,8 +73,11 @@ async function loadSelectedModel() {
     settings.showTools(listAgentTools());
     session.setSettings(settings.current());
     const backendText = describeBackend(info);
-    progress.done(`${selection.model.name} is ready · ${backendText}${info.reason ? ` · ${info.reason}` : ""}`);
-    setBadge("ready", backendText, info.reason);
+    // Which mode this page runs in: isolated (threads), or why not and what changes it.
+    const mode = isolationMode();
+    const notes = [info.reason, mode.isolated ? "" : mode.text].filter(Boolean);
+    progress.done(`${selection.model.name} is ready · ${backendText}${notes.map((note) => ` · ${note}`).join("")}`);
+    setBadge("ready", backendText, notes.join(" "));
     setComposerEnabled(true);
     $("composer-input").focus();
   } catch (error) {

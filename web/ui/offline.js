@@ -1,9 +1,13 @@
 // Registers the service worker (web/sw.js) that keeps the app usable offline.
 // It needs scope "/" so it controls index.html; the server sends
 // `Service-Worker-Allowed: /` for that. Without a service worker the app still works online.
+// A host that sends no headers at all (GitHub Pages, a plain bucket) refuses that scope; a site
+// built by `botpsy-web build-site` then has /sw.js at its root, which loads web/sw.js with the
+// headers of every route, and from the next load the page is isolated (see isolationMode).
 
 export const SERVICE_WORKER_URL = new URL("../sw.js", import.meta.url);
 const ROOT_SCOPE = new URL("../../", import.meta.url).pathname;
+const ROOT_SERVICE_WORKER_URL = new URL("../../sw.js", import.meta.url);
 
 /**
  * Registers the worker and resolves once it controls this page (or after timeoutMs,
@@ -15,7 +19,11 @@ export async function registerServiceWorker({ timeoutMs = 8000 } = {}) {
   try {
     await navigator.serviceWorker.register(SERVICE_WORKER_URL, { scope: ROOT_SCOPE });
   } catch (error) {
-    return `Offline use is off: the service worker did not register (${error.message}).`;
+    try {
+      await navigator.serviceWorker.register(ROOT_SERVICE_WORKER_URL, { scope: ROOT_SCOPE });
+    } catch {
+      return `Offline use is off: the service worker did not register (${error.message}).`;
+    }
   }
   const controlled = await whenControlled(timeoutMs);
   if (!controlled) return "Offline use is still being set up.";
@@ -34,4 +42,21 @@ function whenControlled(timeoutMs) {
       resolve(true);
     }, { once: true });
   });
+}
+
+/**
+ * How this page runs, in words: "isolated" (several WASM threads, the policy from the server or
+ * the service worker) or why not: a host that sends no headers gets them from the service worker
+ * from the next load on.
+ * @returns {{isolated: boolean, text: string}}
+ */
+export function isolationMode() {
+  if (globalThis.crossOriginIsolated) return { isolated: true, text: "Cross-origin isolated: several WASM threads." };
+  const controlled = Boolean(navigator.serviceWorker?.controller);
+  return {
+    isolated: false,
+    text: controlled
+      ? "Not cross-origin isolated: one WASM thread. Reload the page: its service worker adds the isolation headers this host does not send."
+      : "Not cross-origin isolated: one WASM thread (this host sends no COOP/COEP headers and no service worker controls the page yet).",
+  };
 }
