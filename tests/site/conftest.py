@@ -4,6 +4,7 @@ config), by a server that sends no headers at all (`python -m http.server`), and
 on another origin for the widget."""
 
 import http.server
+import json
 import os
 import shutil
 import socket
@@ -82,6 +83,31 @@ class Nginx:
         self.process = subprocess.Popen([NGINX, "-p", str(work), "-c", str(config)],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         wait_until_listening(self.url + "/", self.process, work / "error.log")
+
+    def close(self):
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+class Caddy:
+    """Caddy serving a built site from the generated Caddyfile (its admin endpoint off, its
+    state in `work`)."""
+
+    def __init__(self, out: Path, port: int, work: Path):
+        caddy = shutil.which("caddy")
+        assert caddy, "caddy is not installed: ./run.sh test installs Debian's caddy (apt)"
+        env = {**os.environ, "HOME": str(work), "XDG_DATA_HOME": str(work), "XDG_CONFIG_HOME": str(work)}
+        adapted = subprocess.run([caddy, "adapt", "--config", str(out / "Caddyfile"), "--adapter", "caddyfile"],
+                                 capture_output=True, text=True, env=env)
+        assert adapted.returncode == 0, f"the generated Caddyfile does not adapt: {adapted.stderr}"
+        config = json.loads(adapted.stdout)
+        config["admin"] = {"disabled": True}
+        (work / "caddy.json").write_text(json.dumps(config))
+        self.url = f"http://127.0.0.1:{port}"
+        log = work / "caddy.log"
+        self.process = subprocess.Popen([caddy, "run", "--config", str(work / "caddy.json")],
+                                        stdout=subprocess.DEVNULL, stderr=log.open("w"), env=env)
+        wait_until_listening(self.url + "/", self.process, log)
 
     def close(self):
         self.process.terminate()
