@@ -24,7 +24,7 @@ def _list(text: str) -> list[str]:
 
 
 def register(subparsers):
-    from .data import CATEGORIES
+    from .data import CATEGORIES, MULTI_TURN_CATEGORIES
     from .runner import REFERENCES, TOOL_CALL_MODES
 
     parser = subparsers.add_parser(
@@ -35,7 +35,8 @@ def register(subparsers):
                              "the folder has)")
     parser.add_argument("--backend", choices=["wasm", "webgpu"], default="wasm", help="onnxruntime-web backend (default wasm)")
     parser.add_argument("--categories", type=_list, default=list(CATEGORIES),
-                        help=f"comma-separated BFCL categories (default all: {','.join(CATEGORIES)})")
+                        help=f"comma-separated BFCL categories (default all: {','.join(CATEGORIES)}); or the "
+                             f"multi-turn ones, run on their own: {','.join(MULTI_TURN_CATEGORIES)}")
     parser.add_argument("--limit", type=int, default=None, help="a fixed, seeded sample of N cases per category")
     parser.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
     parser.add_argument("--tool-calls", type=_list, default=["free"],
@@ -121,6 +122,12 @@ class _Progress:
 
 
 def run(args) -> int:
+    from .data import MULTI_TURN_CATEGORIES
+
+    if any(category in MULTI_TURN_CATEGORIES for category in args.categories):
+        from .multi_turn.command import run_multi_turn_eval
+
+        return run_multi_turn_eval(args)
     settings, problem = _settings(args)
     if problem:
         print(f"error: {problem}", file=sys.stderr)

@@ -28,6 +28,9 @@ CATEGORIES = (
 # No call is the right answer here; in live_relevance any call is.
 NO_CALL_CATEGORIES = ("irrelevance", "live_irrelevance")
 ANY_CALL_CATEGORIES = ("live_relevance",)
+# Conversations over stateful tool environments: their own loader, runner and checker (multi_turn/).
+MULTI_TURN_CATEGORIES = ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param",
+                         "multi_turn_long_context")
 
 
 class BfclDataError(RuntimeError):

@@ -17,6 +17,9 @@ from pathlib import Path
 from botpsy_web import REPO_ROOT
 
 DEFAULT_OUT = REPO_ROOT / "static" / "build" / "agent-py.zip"
+# The agent plus what `botpsy-web eval`'s multi-turn categories run in the agent worker
+# (BFCL's environment classes, mpmath: botpsy_eval/multi_turn/bundle.py); the app never loads it.
+EVAL_OUT = REPO_ROOT / "static" / "build" / "agent-eval-py.zip"
 AGENT_SOURCE = REPO_ROOT / "py" / "botpsy_agent"
 VENDORED_PACKAGES = ("jinja2", "markupsafe")
 FIXED_TIMESTAMP = (1980, 1, 1, 0, 0, 0)
@@ -52,10 +55,16 @@ def bundle_entries() -> list[tuple[str, Path]]:
     return sorted(entries)
 
 
-def bundle_bytes() -> bytes:
+def eval_bundle_entries() -> list[tuple[str, Path]]:
+    from botpsy_eval.multi_turn.bundle import entries
+
+    return sorted(bundle_entries() + entries(REPO_ROOT / "py"))
+
+
+def bundle_bytes(entries: list[tuple[str, Path]] | None = None) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, path in bundle_entries():
+        for name, path in entries if entries is not None else bundle_entries():
             info = zipfile.ZipInfo(name, FIXED_TIMESTAMP)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
@@ -63,10 +72,10 @@ def bundle_bytes() -> bytes:
     return buffer.getvalue()
 
 
-def build_agent_bundle(out_path: Path | str | None = None) -> Path:
+def build_agent_bundle(out_path: Path | str | None = None, entries: list[tuple[str, Path]] | None = None) -> Path:
     """Write the bundle (default static/build/agent-py.zip) and return its path."""
     out_path = Path(out_path) if out_path else DEFAULT_OUT
-    data = bundle_bytes()
+    data = bundle_bytes(entries)
     if out_path.is_file() and out_path.read_bytes() == data:
         return out_path
     out_path.parent.mkdir(parents=True, exist_ok=True)
@@ -74,6 +83,11 @@ def build_agent_bundle(out_path: Path | str | None = None) -> Path:
     partial.write_bytes(data)
     partial.replace(out_path)
     return out_path
+
+
+def build_eval_bundle(out_path: Path | str | None = None) -> Path:
+    """The agent worker's bundle for the multi-turn eval (default static/build/agent-eval-py.zip)."""
+    return build_agent_bundle(out_path or EVAL_OUT, eval_bundle_entries())
 
 
 def register(subparsers) -> None:

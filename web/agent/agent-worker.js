@@ -97,6 +97,13 @@ const handlers = {
   restoreConversation({dataJson}) { requireSession().restore_conversation(dataJson); return state(); },
   async addUserFiles({filesJson}) { await requireSession().add_user_files(filesJson); },
   async dueReminders({nowIso}) { return JSON.parse(await requireSession().due_reminders(nowIso ?? "")); },
+  // `botpsy-web eval`'s multi-turn categories: one BFCL case, its tool environment built here
+  // and an agent over it, on this session's model. Only the eval's bundle (agent-eval-py.zip)
+  // carries the module; the app's bundle answers with a ModuleNotFoundError.
+  async evalMultiTurnCase({caseJson, settingsJson}) {
+    const inWorker = (await loadAgentPython()).pyimport("botpsy_eval.multi_turn.in_worker");
+    return JSON.parse(await inWorker.run_case(requireSession(), caseJson, settingsJson));
+  },
 };
 
 page = new RpcChannel(self, handlers);

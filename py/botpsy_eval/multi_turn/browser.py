@@ -1,0 +1,64 @@
+"""Multi-turn cases in headless Chromium: the model in the runtime's worker, the agent and the
+case's environment in Pyodide in the agent worker (web/agent/agent-worker.js).
+
+The harness page loads one dtype of the folder in a ModelClient and starts an AgentHost over
+it with the eval's bundle (static/build/agent-eval-py.zip: the agent plus BFCL's environment
+classes and mpmath); each case is one `evalMultiTurnCase` call to the agent worker, which
+builds the environment, runs the conversation and returns its transcript.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..browser import first_line
+
+_OPEN = """
+async ({folderUrl, backend, dtype, bundleUrl}) => {
+  window.botpsyMultiTurn?.agent.terminate();
+  window.botpsyMultiTurn?.client.terminate();
+  const {AgentHost} = await import("/web/agent/agent-host.js");
+  const client = new window.botpsyRuntime.ModelClient();
+  const info = await client.load(folderUrl, {backend, dtype});
+  const agent = await AgentHost.create({model: client, modelUrl: folderUrl, storeName: "botpsy-eval-multi-turn",
+                                        includeBuiltinTools: false, bundleUrl});
+  window.botpsyMultiTurn = {client, agent};
+  return {backend: info.backend, dtype: info.dtype, threads: info.threads, reason: info.reason};
+}
+"""
+
+_RUN_CASE = """
+({caseJson, settingsJson}) => window.botpsyMultiTurn.agent.worker.call("evalMultiTurnCase", {caseJson, settingsJson})
+"""
+
+_CLOSE = """
+() => {
+  window.botpsyMultiTurn?.agent.terminate();
+  window.botpsyMultiTurn?.client.terminate();
+  window.botpsyMultiTurn = undefined;
+}
+"""
+
+
+class BrowserConversations:
+    """One dtype of the folder with an agent worker, in the open harness page."""
+
+    def __init__(self, page, folder_url: str, backend: str, dtype: str, bundle_url: str):
+        self.page = page
+        self.info = page.evaluate(_OPEN, {"folderUrl": folder_url, "backend": backend, "dtype": dtype,
+                                          "bundleUrl": bundle_url})
+        self.name = f"browser {self.info['dtype']}"
+
+    def run_case(self, case: dict, settings: dict) -> dict:
+        """The case's transcript; a failure of the page or worker becomes the transcript's error."""
+        from playwright.sync_api import Error as PlaywrightError
+
+        try:
+            return self.page.evaluate(_RUN_CASE, {"caseJson": json.dumps(case, ensure_ascii=False),
+                                                  "settingsJson": json.dumps(settings)})
+        except PlaywrightError as error:
+            return {"case_id": case["id"], "category": case["category"], "turns": [], "forced_quit": False,
+                    "error": f"the agent worker failed: {first_line(error)}"}
+
+    def close(self) -> None:
+        self.page.evaluate(_CLOSE)

@@ -1,0 +1,121 @@
+"""`botpsy-web eval DIR --categories multi_turn_...`: the multi-turn categories (command.py hands
+the run here when any is named; they are not mixed with single-turn categories in one run).
+
+The options mean what they mean for single-turn cases; --max-tokens caps each generation
+(default 256); --outputs names the records file (JSON lines), whose transcripts go to the
+folder beside it (<stem>-transcripts/<engine>-<dtype>-<mode>/<case id>.json); --resume reads
+both back and runs only the cases they lack.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import signal
+import sys
+from pathlib import Path
+
+
+def _settings(args):
+    """MultiTurnSettings from the arguments, or an error message naming what is wrong."""
+    from ..command import DEFAULT_DTYPES
+    from ..data import BfclDataError, MULTI_TURN_CATEGORIES
+    from .data import load_category
+    from .runner import TOOL_CALL_MODES, MultiTurnSettings
+
+    mixed = [category for category in args.categories if category not in MULTI_TURN_CATEGORIES]
+    if mixed:
+        return None, (f"--categories mixes multi-turn and single-turn categories ({', '.join(mixed)}): "
+                      "run them as two commands")
+    folder = args.folder.resolve()
+    if not (folder / "manifest.json").is_file():
+        return None, f"{folder} has no manifest.json: is it a folder written by `botpsy-web export`?"
+    available = list(json.loads((folder / "manifest.json").read_text(encoding="utf-8")).get("dtypes", {}))
+    dtypes = args.dtype if args.dtype is not None else [d for d in DEFAULT_DTYPES if d in available]
+    missing = [d for d in dtypes if d not in available]
+    if missing:
+        return None, f"dtype {', '.join(map(repr, missing))} is not in {folder}; it has {', '.join(available)}"
+    unknown_modes = [m for m in args.tool_calls if m not in TOOL_CALL_MODES]
+    if unknown_modes or not args.tool_calls:
+        return None, f"--tool-calls takes {' and/or '.join(TOOL_CALL_MODES)}, got {','.join(args.tool_calls) or 'nothing'}"
+    if args.limit is not None and args.limit < 1:
+        return None, f"--limit must be at least 1, got {args.limit}"
+    if args.max_tokens < 1:
+        return None, f"--max-tokens must be at least 1, got {args.max_tokens}"
+    if args.resume and args.outputs is None:
+        return None, "--resume goes on from an earlier run's file: name it with --outputs FILE"
+    if not args.resume and args.outputs is not None and args.outputs.is_file() and args.outputs.stat().st_size:
+        return None, (f"{args.outputs} already holds runs: add --resume to go on from them, "
+                      "or name another --outputs file (it is never overwritten)")
+    if not dtypes and not args.reference:
+        return None, "nothing to run: no dtype and no --reference"
+    try:
+        load_category(args.categories[0])  # the data is there (else: how to install it)
+    except BfclDataError as error:
+        return None, str(error)
+    return MultiTurnSettings(folder, tuple(dtypes), tuple(dict.fromkeys(args.categories)), args.backend, args.limit,
+                             args.seed, tuple(args.tool_calls), args.reference, args.max_tokens,
+                             args.torch_threads), None
+
+
+def run_multi_turn_eval(args) -> int:
+    settings, problem = _settings(args)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    from playwright.sync_api import Error as PlaywrightError
+
+    from botpsy_export.errors import ExportError
+
+    from ..browser import first_line
+    from .report import format_table, summarize
+    from .runner import EarlierMultiTurnRuns, RecordsFile, run_multi_turn
+
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    outputs = args.outputs or Path(f"eval-multi-turn-{settings.folder.name}-{stamp}.jsonl")
+    try:
+        earlier = EarlierMultiTurnRuns(outputs if args.resume else None)
+    except ValueError as error:
+        print(f"error: cannot resume: {error}", file=sys.stderr)
+        return 2
+    records = RecordsFile(outputs, append=args.resume)
+    quiet = args.no_progress
+
+    def on_stage(text: str) -> None:
+        if not quiet:
+            print(f"... {text}", file=sys.stderr, flush=True)
+
+    def on_run(run) -> None:
+        if not quiet and not run.reused:
+            print(f"    {run.case_id}: {'right' if run.correct else 'wrong ' + (run.error_type or '')}, "
+                  f"{run.turns}/{run.turns_expected} turns, steps {run.steps_per_turn}, {run.seconds:.0f} s",
+                  file=sys.stderr, flush=True)
+
+    interrupted = []
+
+    def on_interrupt(signum, frame):
+        interrupted.append(signum)
+        raise KeyboardInterrupt
+
+    previous_handler = signal.signal(signal.SIGINT, on_interrupt)
+    stopped = (f"\nstopped: every finished case is in {outputs}; the same command with --resume goes on "
+               "from there")
+    try:
+        results = run_multi_turn(settings, records, earlier, on_run=on_run, on_stage=on_stage)
+    except PlaywrightError as error:
+        print(stopped if interrupted else f"\nerror: the browser run failed: {first_line(error)}", file=sys.stderr)
+        return 130 if interrupted else 1
+    except ExportError as error:
+        print(f"\nerror: the PyTorch reference could not load the model: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(stopped, file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGINT, previous_handler)
+        records.close()
+    summary = summarize(results, outputs, records.transcripts)
+    print(format_table(summary))
+    if args.json:
+        print(json.dumps({"multi_turn": summary}))
+    return 0

@@ -1,0 +1,151 @@
+"""The multi-turn results as a table and as one JSON summary.
+
+The JSON summary (`botpsy-web eval --json` with multi-turn categories prints it as the
+"multi_turn" key of its last line):
+
+    {"model", "backend", "seed", "limit", "max_tokens" (per generation), "max_steps_per_turn",
+     "cases": {category: n},
+     "accuracy": {"browser": {dtype: {"free"|"constrained": {category: 0..1, "overall": 0..1}}},
+                  "pytorch": {"free": {...}}}   (BFCL's multi_turn_checker; overall = unweighted mean),
+     "no_call_turns_ok", "forced_quits", "failed_cases", "calls_ran", "calls_refused",
+     "mean_steps_per_turn", "mean_seconds_per_case", "seconds_per_engine": same nesting as
+                   accuracy without the categories: one value per column,
+     "same_outputs_as_pytorch": {"compared", "browser": {dtype: {mode: n}}}: cases where every
+                   generation wrote exactly PyTorch's text (only when PyTorch ran),
+     "browser_runtime": {"browser <dtype>": what the runtime loaded},
+     "reused_runs", "records": path, "transcripts": folder, "seconds": wall time}
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+
+from .runner import MultiTurnResults, MultiTurnRun
+
+NOT_THE_BFCL_SCORE = ("BFCL v4 multi-turn accuracy (base, miss_func, miss_param, long_context) through our agent "
+                      "loop; not BFCL v4's overall score, which also weighs single-turn, web-search and memory "
+                      "categories.")
+
+
+def _column(run: MultiTurnRun) -> tuple:
+    return ("browser", run.dtype, run.tool_calls) if run.engine == "browser" else ("pytorch", run.tool_calls)
+
+
+def _nested(groups: dict, value_of) -> dict:
+    out: dict = {}
+    for keys, runs in groups.items():
+        target = out
+        for key in keys[:-1]:
+            target = target.setdefault(key, {})
+        target[keys[-1]] = value_of(runs)
+    return out
+
+
+def _accuracy(runs: list[MultiTurnRun]) -> dict:
+    by_category = defaultdict(list)
+    for run in runs:
+        by_category[run.category].append(run.correct)
+    scores = {category: round(sum(values) / len(values), 4) for category, values in by_category.items()}
+    scores["overall"] = round(statistics.mean(scores.values()), 4) if scores else 0.0
+    return scores
+
+
+def _mean_steps(runs: list[MultiTurnRun]) -> float:
+    steps = [count for run in runs for count in run.steps_per_turn]
+    return round(statistics.mean(steps), 2) if steps else 0.0
+
+
+def same_outputs_as_pytorch(groups: dict) -> dict | None:
+    torch = {run.case_id: run.outputs_digest for run in groups.get(("pytorch", "free"), [])}
+    if not torch:
+        return None
+    browser = {keys: runs for keys, runs in groups.items() if keys[0] == "browser"}
+    if not browser:
+        return None
+    common = set(torch).intersection(*({run.case_id for run in runs} for runs in browser.values()))
+    counts = _nested(browser, lambda runs: sum(run.outputs_digest == torch[run.case_id]
+                                               for run in runs if run.case_id in common))
+    return {"compared": len(common), **counts}
+
+
+def summarize(results: MultiTurnResults, records_path, transcripts_path) -> dict:
+    groups = defaultdict(list)
+    for run in results.runs:
+        groups[_column(run)].append(run)
+    cases = defaultdict(int)
+    for case in results.cases:
+        cases[case.category] += 1
+    settings = results.settings
+    summary = {
+        "model": results.model, "backend": settings.backend, "seed": settings.seed, "limit": settings.limit,
+        "max_tokens": settings.max_tokens,
+        "max_steps_per_turn": results.runs[0].max_steps if results.runs else None,
+        "cases": dict(cases),
+        "accuracy": _nested(groups, _accuracy),
+        "no_call_turns_ok": _nested(groups, lambda runs: sum(run.no_call_turns_ok for run in runs)),
+        "forced_quits": _nested(groups, lambda runs: sum(run.forced_quit for run in runs)),
+        "failed_cases": _nested(groups, lambda runs: sum(run.failed for run in runs)),
+        "calls_ran": _nested(groups, lambda runs: sum(run.calls_ran for run in runs)),
+        "calls_refused": _nested(groups, lambda runs: sum(run.calls_refused for run in runs)),
+        "mean_steps_per_turn": _nested(groups, _mean_steps),
+        "mean_seconds_per_case": _nested(groups, lambda runs: round(statistics.mean(r.seconds for r in runs), 1)),
+        "seconds_per_engine": _nested(groups, lambda runs: round(sum(r.seconds for r in runs), 1)),
+        "browser_runtime": results.engine_info,
+        "reused_runs": sum(run.reused for run in results.runs),
+        "records": str(records_path), "transcripts": str(transcripts_path),
+        "seconds": round(results.seconds, 1),
+    }
+    same = same_outputs_as_pytorch(groups)
+    if same is not None:
+        summary["same_outputs_as_pytorch"] = same
+    return summary
+
+
+def _columns(summary: dict) -> list[tuple[str, tuple]]:
+    columns = [(f"{dtype} {mode}", ("browser", dtype, mode))
+               for dtype, modes in summary["accuracy"].get("browser", {}).items() for mode in modes]
+    if "pytorch" in summary["accuracy"]:
+        columns.append(("pytorch", ("pytorch", "free")))
+    return columns
+
+
+def _lookup(tree: dict, keys: tuple):
+    for key in keys:
+        tree = tree[key]
+    return tree
+
+
+def format_table(summary: dict) -> str:
+    columns = _columns(summary)
+    width = max([len("same outputs as pytorch")] + [len(category) for category in summary["cases"]])
+    cell = max([11] + [len(label) + 1 for label, _ in columns])
+    lines = [NOT_THE_BFCL_SCORE, "",
+             f"{'category':<{width}} {'cases':>5} " + "".join(f"{label:>{cell}}" for label, _ in columns)]
+    for category, count in summary["cases"].items():
+        row = "".join(f"{_lookup(summary['accuracy'], keys).get(category, 0.0):>{cell}.3f}" for _, keys in columns)
+        lines.append(f"{category:<{width}} {count:>5} {row}")
+    total = sum(summary["cases"].values())
+    rows = [("overall (mean)", "accuracy", lambda v: f"{v['overall']:.3f}"),
+            ("no-call turns kept", "no_call_turns_ok", str),
+            ("forced quits", "forced_quits", str),
+            ("failed cases", "failed_cases", str),
+            ("calls run", "calls_ran", str),
+            ("calls refused", "calls_refused", str),
+            ("mean steps per turn", "mean_steps_per_turn", lambda v: f"{v:.2f}"),
+            ("mean seconds per case", "mean_seconds_per_case", lambda v: f"{v:.1f}"),
+            ("seconds", "seconds_per_engine", lambda v: f"{v:.0f}")]
+    for label, key, show in rows:
+        lines.append(f"{label:<{width}} {total if key == 'accuracy' else '':>5} "
+                     + "".join(f"{show(_lookup(summary[key], keys)):>{cell}}" for _, keys in columns))
+    same = summary.get("same_outputs_as_pytorch")
+    if same:
+        lines.append(f"{'same outputs as pytorch':<{width}} {same['compared']:>5} "
+                     + "".join(f"{_lookup(same, keys) if keys[0] == 'browser' else '':>{cell}}" for _, keys in columns))
+    lines.append("")
+    lines.append(f"{len(columns)} column(s), {summary['seconds']:.0f} s; at most {summary['max_steps_per_turn']} "
+                 f"generations per turn, {summary['max_tokens']} tokens each")
+    if summary["reused_runs"]:
+        lines.append(f"{summary['reused_runs']} case run(s) read back from the records file, not run again")
+    lines.append(f"records: {summary['records']}; transcripts: {summary['transcripts']}")
+    return "\n".join(lines)
