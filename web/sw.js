@@ -36,7 +36,7 @@ const PRECACHE = [
   "web/ui/app.js", "web/ui/assistant-session.js", "web/ui/chat-view.js", "web/ui/tool-card.js",
   "web/ui/confirm-dialog.js", "web/ui/dom.js", "web/ui/format.js", "web/ui/hidden-characters.js", "web/ui/icons.js",
   "web/ui/model-panel.js", "web/ui/settings-panel.js", "web/ui/file-drop.js", "web/ui/transcript.js",
-  "web/ui/offline.js", "web/ui/markdown.js",
+  "web/ui/offline.js", "web/ui/markdown.js", "web/ui/streaming-markdown.js", "web/ui/code-block.js",
   "web/runtime/model-client.js", "web/runtime/protocol.js", "web/runtime/model-worker.js",
   "web/agent/agent-host.js", "web/agent/agent-worker.js", "web/agent/rpc-channel.js",
   // run_python's sandbox: the page builds its frame from these bytes, so it starts offline too
@@ -52,6 +52,8 @@ const PRECACHE = [
   "node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.wasm",
   "node_modules/@huggingface/tokenizers/dist/tokenizers.min.mjs",
   "node_modules/@mlc-ai/web-xgrammar/lib/index.js",  // tool-call grammars (web/runtime/grammar/)
+  // answers as Markdown (web/ui/markdown.js): the page cannot show one without them
+  "node_modules/markdown-it/dist/browser/markdown-it.esm.min.mjs", "node_modules/dompurify/dist/purify.es.mjs",
 ].map((path) => new URL(path, ROOT).href);
 
 // Without these on every response, a page served from here loses crossOriginIsolated

@@ -2,7 +2,7 @@
 import { el, icon } from "./dom.js";
 import { formatDuration, formatRate } from "./format.js";
 import { ICONS } from "./icons.js";
-import { renderMarkdown } from "./markdown.js";
+import { MarkdownView } from "./streaming-markdown.js";
 import { ToolCard } from "./tool-card.js";
 
 export class ChatView {
@@ -85,11 +85,11 @@ export class AssistantTurn {
     if (!delta) return;
     const block = this.#block("text", () => {
       const node = el("div", { class: "bubble answer" });
-      return { node, target: node };
+      return { node, target: node, markdown: new MarkdownView(node) };
     });
     block.part.text += delta;
     // Models often open with blank lines (after a closed think block): don't show them.
-    block.target.replaceChildren(renderMarkdown(block.part.text.replace(/^\s+/, "")));
+    block.markdown.update(block.part.text.replace(/^\s+/, ""));
     this.scroll();
   }
 
@@ -111,6 +111,7 @@ export class AssistantTurn {
     if (this.forming?.has(index)) return;
     this.#stopWaiting();
     this.#closeThinking();
+    this.#settleText();
     this.current = null;
     this.forming ??= new Map();
     const record = { type: "tool", id: null, name, arguments: {}, status: "forming", result: null };
@@ -136,6 +137,7 @@ export class AssistantTurn {
       return forming;
     }
     this.#closeThinking();
+    this.#settleText();
     this.current = null;
     const record = { type: "tool", id: id ?? null, name, arguments: args ?? {}, status: "running", result: null };
     this.record.parts.push(record);
@@ -157,6 +159,7 @@ export class AssistantTurn {
   showError(message, hint = "") {
     this.#stopWaiting();
     this.#closeThinking();
+    this.#settleText();
     this.record.parts.push({ type: "error", text: message });
     this.body.append(el("div", { class: "notice error", role: "alert" },
       el("strong", {}, message), hint ? el("span", {}, ` ${hint}`) : null));
@@ -175,6 +178,7 @@ export class AssistantTurn {
     if (stats?.elapsedMs) bits.push(formatDuration(stats.elapsedMs));
     this.footer.textContent = bits.join(" · ");
     if (!this.record.parts.length && !stopped) this.appendText("(no answer)");
+    this.#settleText();
   }
 
   #stopWaiting() {
@@ -186,12 +190,18 @@ export class AssistantTurn {
     this.#stopWaiting();
     if (this.current?.part.type !== type) {
       if (type === "text") this.#closeThinking();
+      else this.#settleText();
       const part = { type, text: "" };
       this.record.parts.push(part);
       this.current = { part, ...create() };
       this.body.append(this.current.node);
     }
     return this.current;
+  }
+
+  /** The answer's text is complete: render all of it (while streaming its unfinished line was plain text). */
+  #settleText() {
+    if (this.current?.part.type === "text") this.current.markdown.finish();
   }
 
   #closeThinking() {
