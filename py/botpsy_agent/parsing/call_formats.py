@@ -27,12 +27,18 @@ from .xml_body import read_xml_body
 _FUNCTION = re.compile(r"<function=([^>\n]*)>")
 
 
+# How a call was opened: <tool_call>...</tool_call>, a bare Qwen XML <function=...> block,
+# or (hermes_json) a reply that is one JSON object, bare or in a ```json fence (json_reply.py).
+OPENINGS = ("tool_call_tag", "function_tag", "bare_json", "fenced_json")
+
+
 @dataclass
 class ParsedCall:
     name: str | None
     arguments: dict = field(default_factory=dict)
     raw: str = ""
     error: str | None = None
+    opening: str = "tool_call_tag"  # one of OPENINGS
 
 
 Schemas = dict[str, dict]  # tool name -> its parameters schema
@@ -182,6 +188,8 @@ class JsonStringScan:
     def __init__(self):
         self.started = False   # the body's first "{" seen
         self.closed = False    # ... and its object closed: what follows is not inside it
+        self.end: int | None = None  # once closed: characters fed up to and including its "}"
+        self.fed = 0
         self.depth = 0
         self.in_string = False
         self.escaped = False
@@ -193,12 +201,14 @@ class JsonStringScan:
     def feed(self, text: str) -> None:
         if self.closed:
             return
+        offset, start = self.fed, 0
+        self.fed += len(text)
         if not self.started:
             start = text.find("{")
             if start < 0:
                 return
-            self.started, text = True, text[start:]
-        for char in text:
+            self.started = True
+        for index, char in enumerate(text[start:] if start else text, start):
             if self.in_string:
                 if self.escaped:
                     self.escaped = False
@@ -213,7 +223,7 @@ class JsonStringScan:
             elif char in "}]":
                 self.depth -= 1
                 if self.depth == 0:
-                    self.closed = True
+                    self.closed, self.end = True, offset + index + 1
                     return
 
     def inside_string_after(self, text: str) -> bool:

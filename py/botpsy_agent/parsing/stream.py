@@ -10,7 +10,10 @@ A call's closing tag counts only where the call can end: `</tool_call>` written
 inside an XML parameter value or inside a Hermes JSON string is part of the value.
 Qwen3-Coder models sometimes leave out the `<tool_call>` opener and start a line
 with `<function=NAME>`: that is read as a call too, ending at its `</function>`
-(a `</tool_call>` right after it is dropped).
+(a `</tool_call>` right after it is dropped). In the Hermes JSON format, a reply that is
+exactly one JSON call object, bare or in a ```json fence, is a call (json_reply.py): the
+start of a reply is held back until it is clear whether it is one. Each call records which
+of these openings it used (ParsedCall.opening).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .call_formats import JsonStringScan, ParsedCall, Schemas, make_decoder, partial_name
+from .json_reply import JsonReply
 from .xml_body import FUNCTION_CLOSE, FUNCTION_OPEN, read_xml_body
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
@@ -67,6 +71,9 @@ class ModelOutputParser:
         self._call_index = -1
         self._at_line_start = True  # only whitespace in the text since the last newline
         self._after_bare_call = False  # a `</tool_call>` may follow a bare call's </function>
+        # Hermes JSON: the reply's start may be a call without tags, held back while undecided.
+        self._json_reply_possible = tool_call_format == "hermes_json" and bool(self.schemas)
+        self._json_reply: JsonReply | None = None
         self.calls: list[ParsedCall] = []
         self.text = ""
         self.thinking = ""
@@ -77,6 +84,15 @@ class ModelOutputParser:
         while self._buffer:
             if self._after_bare_call and not self._drop_close_after_bare_call():
                 break
+            if self._json_reply is None and self._at_reply_start():
+                self._json_reply = JsonReply(self.schemas)
+            if self._json_reply is not None:
+                still_possible = self._json_reply.feed(self._buffer)
+                self._buffer = ""
+                if still_possible:
+                    break
+                self._release_json_reply()
+                continue
             tags = self._tags()
             found = self._next_tag(tags)
             if found:
@@ -94,6 +110,17 @@ class ModelOutputParser:
     def finish(self) -> list[ParserEvent]:
         """End of generation: flush what was held back and close an unfinished call."""
         events: list[ParserEvent] = []
+        if self._json_reply is not None:
+            call = self._json_reply.finish(self.schemas)
+            if call is None:  # prose after all: read as text (and any tagged call in it)
+                self._release_json_reply()
+                events += self.feed("")
+            else:
+                self._json_reply = None
+                self._call_index += 1
+                events.append(ParserEvent("tool_call_delta", "", self._call_index, None))
+                events.append(ParserEvent("tool_call_delta", call.raw, self._call_index, call.name))
+                self._close_call(call, events)
         self._after_bare_call = False
         if self.mode in ("call", "bare_call"):
             self._buffer = ""  # held back as the start of a closing tag that was cut off: not a value's text
@@ -103,8 +130,19 @@ class ModelOutputParser:
             call = self._decode(self._call_body, self.schemas)
             if call.error is None and not self._looks_complete(self._call_body):
                 call.error = "the tool call was cut off before it was complete"
-            self._close_call(call, events)
+            self._close_call(self._tagged(call), events)
         return events
+
+    def _at_reply_start(self) -> bool:
+        """Nothing but whitespace shown yet and no call: a Hermes JSON reply may be one call."""
+        return (self._json_reply_possible and self.mode == "text" and self._call_index < 0
+                and not self.text.strip())
+
+    def _release_json_reply(self) -> None:
+        """The held-back start is prose: it goes through the tags like any text."""
+        self._buffer = self._json_reply.held + self._buffer
+        self._json_reply = None
+        self._json_reply_possible = False
 
     def _tags(self) -> tuple[str, ...]:
         tags = _TAGS_BY_MODE[self.mode]
@@ -177,6 +215,8 @@ class ModelOutputParser:
         elif tag == THINK_CLOSE:
             self.mode = "text"  # a stray </think> in text mode is dropped
             self._at_line_start = True
+            # The reply starts after the thoughts: a JSON call may open there.
+            self._json_reply_possible = self.tool_call_format == "hermes_json" and bool(self.schemas)
         elif tag in (CALL_OPEN, FUNCTION_OPEN):
             self._mode_after_call = self.mode
             self.mode = "call" if tag == CALL_OPEN else "bare_call"
@@ -190,9 +230,13 @@ class ModelOutputParser:
             if tag == FUNCTION_CLOSE:
                 self._emit(FUNCTION_CLOSE, events)
                 self._after_bare_call = True
-            self._close_call(self._decode(self._call_body, self.schemas), events)
+            self._close_call(self._tagged(self._decode(self._call_body, self.schemas)), events)
             self.mode = self._mode_after_call
             self._at_line_start = True
+
+    def _tagged(self, call: ParsedCall) -> ParsedCall:
+        call.opening = "tool_call_tag" if self.mode == "call" else "function_tag"
+        return call
 
     def _close_call(self, call: ParsedCall, events: list[ParserEvent]) -> None:
         self.calls.append(call)
