@@ -19,9 +19,9 @@ apt_install() {
 setup_python() {
   if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then apt_install python3-venv; fi
   [ -x .venv/bin/python ] || python3 -m venv .venv
-  echo "==> pip: installing botpsy-web with the export and test extras (torch pinned, CPU)"
+  echo "==> pip: installing botpsy-web with the export, test and agentdojo extras (torch pinned, CPU)"
   .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip 2>/dev/null || true
-  .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[export,test]' 2>&1 \
+  .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[export,test,agentdojo]' 2>&1 \
     | grep -vE "^WARNING: Location|^\s*$" || true
   # BFCL's data for `botpsy-web eval`: --no-deps, as a normal install pins numpy 1.26 and pulls dozens of SDKs
   .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps bfcl-eval==2026.3.23 2>&1 \

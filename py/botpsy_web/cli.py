@@ -18,6 +18,7 @@ COMMAND_MODULES = [
     "botpsy_web.build_py",
     "botpsy_web.site.command",
     "botpsy_eval.command",
+    "botpsy_agentdojo.command",
 ]
 
 
