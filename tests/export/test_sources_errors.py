@@ -17,7 +17,7 @@ def _folder(tmp_path, model_type, *files):
 
 
 def test_unknown_architecture_lists_supported_ones(tmp_path):
-    with pytest.raises(UnknownArchitectureError, match=r"unknown architecture 'gpt2'; supported: llama, qwen3_5"):
+    with pytest.raises(UnknownArchitectureError, match=r"unknown architecture 'gpt2'; supported: llama, qwen2, qwen3_5"):
         export_model(_folder(tmp_path, "gpt2", "model.safetensors"), tmp_path / "out", progress=False)
 
 
