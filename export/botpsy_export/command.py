@@ -7,7 +7,7 @@ def register(subparsers):
     parser = subparsers.add_parser(
         "export", help="export a checkpoint to a verified, quantized ONNX folder",
         description="Export a Hugging Face folder or Hub id, a .gguf file, or a built-in model "
-                    "(tiny-qwen3.5, smollm2-135m) to an ONNX folder that the page loads.",
+                    "(tiny-qwen3.5, smollm2-135m, qwen2.5-coder-0.5b) to an ONNX folder that the page loads.",
     )
     parser.add_argument("--model", required=True, metavar="SRC",
                         help="built-in name, local Hugging Face folder, .gguf file, or Hub id")

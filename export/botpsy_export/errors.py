@@ -21,6 +21,10 @@ class OutOfDiskError(ExportError):
     pass
 
 
+class DownloadError(ExportError):
+    """A pinned download failed or does not match its pinned hash or size."""
+
+
 class VerificationFailedError(ExportError):
     """fp32 parity failed: the exported graph does not compute what PyTorch computes."""
 

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Callable
 
-from . import smollm2, tiny_qwen
+from . import qwen2_5_coder, smollm2, tiny_qwen
 from .tiny_qwen import build_tiny_qwen, tiny_qwen_config  # noqa: F401  (tests build the toy model directly)
 
 
@@ -19,7 +19,8 @@ class Builtin:
 
 BUILTINS: dict[str, Builtin] = {
     module.NAME: Builtin(module.NAME, loader, module.revision_parts)
-    for module, loader in ((smollm2, smollm2.load_smollm2), (tiny_qwen, tiny_qwen.build_tiny_qwen))
+    for module, loader in ((smollm2, smollm2.load_smollm2), (tiny_qwen, tiny_qwen.build_tiny_qwen),
+                           (qwen2_5_coder, qwen2_5_coder.load_qwen2_5_coder))
 }
 
 
