@@ -65,6 +65,10 @@ class ProvenanceStore(Store):
     async def get(self, collection, key):
         return self._notice(await self.inner.get(collection, key))
 
+    async def has(self, collection, key):
+        # That a key is taken says nothing of what the record holds: nothing to notice.
+        return await self.inner.has(collection, key)
+
     async def items(self, collection):
         pairs = await self.inner.items(collection)
         for _, value in pairs:

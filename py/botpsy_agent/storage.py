@@ -31,6 +31,10 @@ class Store:
         """All (key, value) pairs of a collection, ordered by key."""
         raise NotImplementedError
 
+    async def has(self, collection: str, key: str) -> bool:
+        """True when something is stored under `key` (a store may answer without reading it)."""
+        return await self.get(collection, key) is not None
+
 
 def check_names(collection: str, key: str | None = None) -> None:
     """Reject names that cannot be stored, with an error that says which one."""

@@ -12,8 +12,14 @@ COUNTERS = "counters"
 
 
 async def next_id(store: Store, collection: str, prefix: str) -> str:
-    """A short, never reused id such as "n7": easy for a small model to copy exactly."""
-    number = (await store.get(COUNTERS, collection) or 0) + 1
+    """A short id such as "n7" that no record of `collection` holds: easy for a small model to copy
+    exactly. The counter only says where to look first: when it and the records disagree (storage
+    partly cleared, data restored from elsewhere) taken ids are skipped, so creating a record
+    never replaces one."""
+    number = await store.get(COUNTERS, collection) or 0
+    number += 1
+    while await store.has(collection, f"{prefix}{number}"):
+        number += 1
     await store.put(COUNTERS, collection, number)
     return f"{prefix}{number}"
 
