@@ -189,7 +189,7 @@ class RequestLog:
         self.origin = origin
         self.responses = []
         self.failed = []
-        context.on("response", self.responses.append)
+        context.on("response", lambda response: self.responses.append(response))
         context.on("requestfailed", lambda request: self.failed.append(f"{request.url} ({request.failure})"))
 
     def of_site(self):

@@ -8,7 +8,7 @@ import pytest
 
 from botpsy_web import REPO_ROOT
 from botpsy_web.site.build import (WEBGPU_RUNTIME_FILES, SiteBuildError, SiteOptions, build_site, file_headers,
-                                   precache_paths)
+                                   named_runtime_files, precache_paths)
 from botpsy_web.site.headers import IMMUTABLE, REVALIDATE, policy_for, response_headers
 from botpsy_web.site.host_config import MAX_HEADER_RULES, header_rules
 
@@ -46,9 +46,10 @@ def test_the_site_holds_the_app_its_runtime_files_and_the_models_manifest_files_
     assert not any(path.endswith(".md") or path.startswith(("node_modules/", "tests/", "static/examples/"))
                    for path in paths)
     assert "web/runtime/harness.html" not in paths
-    # Of node_modules, exactly what the service worker keeps for offline use plus WebGPU's build.
-    wanted = {path.split("/", 1)[1] for path in precache_paths(REPO_ROOT / "web" / "sw.js") + list(WEBGPU_RUNTIME_FILES)
-              if path.startswith("node_modules/")}
+    # Of node_modules, exactly what the app's code names, what the service worker keeps for offline
+    # use, and WebGPU's build.
+    named = precache_paths(REPO_ROOT / "web" / "sw.js") + list(WEBGPU_RUNTIME_FILES) + list(named_runtime_files(REPO_ROOT))
+    wanted = {path.split("/", 1)[1] for path in named if path.startswith("node_modules/")}
     vendored = {path.split("/", 1)[1] for path in paths if path.startswith(site.vendor + "/")}
     assert vendored == wanted
     assert re.fullmatch(r"vendor-[0-9a-f]{12}", site.vendor)

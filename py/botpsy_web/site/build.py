@@ -6,8 +6,9 @@ runtime files the app loads (not the rest of node_modules) and the chosen model 
 send the same headers from those servers (host_config.py); every header comes from the
 site's one table (headers.py), which `botpsy-web serve` sends too.
 
-Which runtime files: the service worker's PRECACHE list (web/sw.js: what the app needs to
-work offline) plus the WebGPU build of onnxruntime-web, which only a WebGPU adapter loads.
+Which runtime files: every node_modules file the app's code names (an import, a URL), the
+service worker's PRECACHE list (web/sw.js: what the app needs to work offline), and the WebGPU
+build of onnxruntime-web, which only a WebGPU adapter loads.
 They go to a folder named by their content (`vendor-<hash>/` instead of `node_modules/`, the
 app's code says so after a textual rewrite of that one prefix), served `immutable`: a new
 runtime is a new folder, so a browser never mixes an old file with a new one.
@@ -109,13 +110,22 @@ def precache_paths(service_worker: Path) -> list[str]:
     return [path for path in re.findall(r'"([^"]*)"', body) if path and path != "index.html"]
 
 
+_NAMED_RUNTIME_FILE = re.compile(r"node_modules/[@\w./-]+\.(?:mjs|json|js|wasm|zip)\b")
+
+
+def named_runtime_files(root: Path) -> set[str]:
+    """node_modules files the app's JavaScript names literally (imports, URLs)."""
+    return {name for path in (root / "web").rglob("*.js")
+            for name in _NAMED_RUNTIME_FILE.findall(path.read_text(encoding="utf-8"))}
+
+
 def app_and_runtime_files(root: Path = REPO_ROOT) -> tuple[list[str], list[str]]:
     """(app files, runtime files) as paths relative to the repository; missing ones are an error."""
     app = {"index.html", AGENT_BUNDLE}
     for folder in APP_FOLDERS:
         app.update(path.relative_to(root).as_posix() for path in (root / folder).rglob("*") if path.is_file())
     app = {path for path in app if not NOT_SHIPPED.search(path) and "__pycache__" not in path}
-    runtime = set(WEBGPU_RUNTIME_FILES)
+    runtime = set(WEBGPU_RUNTIME_FILES) | named_runtime_files(root)
     for path in precache_paths(root / "web" / "sw.js"):
         (runtime if path.startswith(RUNTIME_PREFIX) else app).add(path)
     missing = sorted(path for path in app | runtime if not (root / path).is_file())
