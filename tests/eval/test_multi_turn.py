@@ -179,3 +179,13 @@ def test_a_call_against_the_schema_is_refused_and_never_replayed():
     refused = transcript["turns"][0]["steps"][0]["calls"][0]
     assert not refused["ran"] and refused["result"].startswith("Error: InvalidArguments") and "state_diff" not in refused
     assert not score_transcript(case, transcript).correct
+
+
+def test_multi_turn_and_single_turn_categories_are_not_mixed_in_one_run(tmp_path):
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "botpsy_web.cli", "eval", str(tmp_path), "--categories",
+                             "multi_turn_base,simple_python"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert "mixes multi-turn and single-turn categories (simple_python)" in result.stderr
