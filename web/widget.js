@@ -11,6 +11,7 @@
 import { AssistantSession, describeError } from "./ui/assistant-session.js";
 import { ChatView } from "./ui/chat-view.js";
 import { ConfirmDialog } from "./ui/confirm-dialog.js";
+import { checkHostToolParameters } from "./agent/host-tool-spec.js";
 import { describeBackend, formatBytes, formatPercent, formatRate } from "./ui/format.js";
 import { WorkerFrame } from "./widget/framed-workers.js";
 import { buildWidgetDom } from "./widget/template.js";
@@ -58,6 +59,8 @@ export class BotpsyChat extends HTMLElement {
       throw new TypeError("registerTool: `name` must be an identifier such as product_search");
     }
     if (typeof tool.handler !== "function") throw new TypeError(`registerTool(${tool.name}): \`handler\` must be a function`);
+    // checked now: before start() the tool waits for the agent, and its error would surface only at a later turn
+    if (tool.parameters !== undefined) checkHostToolParameters(tool.name, tool.parameters);
     const confirm = tool.confirm ?? true;
     this.session.registerTool({ ...tool, confirm, sideEffects: tool.sideEffects ?? confirm });
     this.hostToolNames.push(tool.name);

@@ -11,6 +11,7 @@
 // message hop per model chunk and store call): nothing next to the model's time.
 import {Approvals, canonicalJson} from "./approvals.js";
 import {ConfirmedFetches} from "./confirmed-fetch.js";
+import {checkHostToolParameters} from "./host-tool-spec.js";
 import {RpcChannel} from "./rpc-channel.js";
 import {PythonSandbox} from "../sandbox/sandbox-client.js";
 import {describeUserFiles} from "./user-files.js";
@@ -173,6 +174,7 @@ export class AgentHost {
                 confirm = true, sideEffects = true, untrustedOutput = false}) {
     if (typeof name !== "string" || !name) throw new Error("registerTool needs a name");
     if (typeof handler !== "function") throw new Error(`registerTool(${name}): handler must be a function`);
+    checkHostToolParameters(name, parameters);  // here, not at the next turn: the page learns which name is wrong
     // Python asks before a side-effecting tool that is not pre-approved: the page then checks for that yes.
     this.hostTools.set(name, {handler, confirm: confirm !== false && sideEffects !== false, description: String(description)});
     this.toolList = [...this.toolList.filter((tool) => tool.name !== name), {name, description, parameters, enabled: true, enabledByDefault: true}];
