@@ -16,11 +16,14 @@ const ROOT_SERVICE_WORKER_URL = new URL("../../sw.js", import.meta.url);
  */
 export async function registerServiceWorker({ timeoutMs = 8000 } = {}) {
   if (!("serviceWorker" in navigator)) return "Offline use is unavailable in this browser.";
+  // The one that worked last time first (a host without headers refuses web/sw.js every time).
+  const [first, second] = navigator.serviceWorker.controller?.scriptURL === ROOT_SERVICE_WORKER_URL.href
+    ? [ROOT_SERVICE_WORKER_URL, SERVICE_WORKER_URL] : [SERVICE_WORKER_URL, ROOT_SERVICE_WORKER_URL];
   try {
-    await navigator.serviceWorker.register(SERVICE_WORKER_URL, { scope: ROOT_SCOPE });
+    await navigator.serviceWorker.register(first, { scope: ROOT_SCOPE });
   } catch (error) {
     try {
-      await navigator.serviceWorker.register(ROOT_SERVICE_WORKER_URL, { scope: ROOT_SCOPE });
+      await navigator.serviceWorker.register(second, { scope: ROOT_SCOPE });
     } catch {
       return `Offline use is off: the service worker did not register (${error.message}).`;
     }
