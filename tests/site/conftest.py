@@ -11,17 +11,15 @@ import socket
 import subprocess
 import sys
 import threading
-import time
-import urllib.request
 from functools import partial
 from pathlib import Path
 
 import pytest
 
 from botpsy_web.site.build import SiteOptions, build_site
+from botpsy_web.site.local_nginx import LocalNginx, wait_until_listening
 
 MODEL = "tiny-qwen3.5"
-NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 
 
 def free_port() -> int:
@@ -30,63 +28,8 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def wait_until_listening(url: str, process: subprocess.Popen, log: Path | None = None, timeout_s: float = 20):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            detail = log.read_text() if log and log.exists() else ""
-            raise RuntimeError(f"the server exited with status {process.returncode}: {detail}")
-        try:
-            urllib.request.urlopen(url, timeout=2).close()
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"{url} did not answer within {timeout_s} s")
-
-
-def nginx_main_config(out: Path, work: Path) -> Path:
-    """A whole nginx configuration around the generated server block, all under `work`: its own
-    pid file, logs and temp folders, in the foreground (the test owns the process)."""
-    for name in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
-        (work / name).mkdir(parents=True, exist_ok=True)
-    # As root, nginx's workers would drop to `nobody`, who cannot read a private temp folder.
-    user = "user root;\n" if os.geteuid() == 0 else ""
-    config = work / "nginx.conf"
-    config.write_text(f"""daemon off;
-{user}pid {work}/nginx.pid;
-error_log {work}/error.log warn;
-worker_processes 1;
-events {{ worker_connections 256; }}
-http {{
-    access_log {work}/access.log;
-    client_body_temp_path {work}/body;
-    proxy_temp_path {work}/proxy;
-    fastcgi_temp_path {work}/fastcgi;
-    uwsgi_temp_path {work}/uwsgi;
-    scgi_temp_path {work}/scgi;
-    include {out}/nginx.conf;
-}}
-""")
-    return config
-
-
-class Nginx:
-    """nginx serving a built site; `url` is its base URL (no trailing slash)."""
-
-    def __init__(self, out: Path, port: int, work: Path):
-        assert Path(NGINX).is_file(), "nginx is not installed: ./run.sh test installs Debian's nginx (apt)"
-        self.work = work
-        self.url = f"http://127.0.0.1:{port}"
-        config = nginx_main_config(out, work)
-        check = subprocess.run([NGINX, "-t", "-p", str(work), "-c", str(config)], capture_output=True, text=True)
-        assert check.returncode == 0, f"the generated nginx.conf does not pass `nginx -t`: {check.stderr}"
-        self.process = subprocess.Popen([NGINX, "-p", str(work), "-c", str(config)],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        wait_until_listening(self.url + "/", self.process, work / "error.log")
-
-    def close(self):
-        self.process.terminate()
-        self.process.wait(timeout=10)
+# nginx serving a built site; a config that fails `nginx -t` fails the test with nginx's words.
+Nginx = LocalNginx
 
 
 class Caddy:
