@@ -1,9 +1,10 @@
-// What `botpsy-web bench` drives: one engine per page (ours or transformers.js), with the
-// same small API, plus probes for WebGPU and memory. The scenarios live in the driver.
+// What `botpsy-web bench` drives: one engine per page (ours, transformers.js or wllama), with
+// the same small API, plus probes for WebGPU and memory. The scenarios live in the driver.
 
 const ENGINE_MODULES = {
   "botpsy": ["./engine-botpsy.js", "createBotpsyEngine"],
   "transformers.js": ["./engine-transformersjs.js", "createTransformersJsEngine"],
+  "wllama": ["./engine-wllama.js", "createWllamaEngine"],
 };
 
 let engine = null;
@@ -35,19 +36,25 @@ async function webGpuAdapter() {
   };
 }
 
-/** Bytes used by this page and its workers (needs cross-origin isolation), or null. */
-async function memoryBytes() {
+/**
+ * Memory of this page and its dedicated workers, as Chromium's
+ * performance.measureUserAgentSpecificMemory() attributes it (JS heaps, and the WebAssembly
+ * memories and ArrayBuffers they hold; needs cross-origin isolation): {bytes, workerBytes}, or null.
+ */
+async function memory() {
   if (!performance.measureUserAgentSpecificMemory || !crossOriginIsolated) return null;
   const result = await performance.measureUserAgentSpecificMemory();
-  return result.bytes;
+  const inWorkers = (entry) => entry.attribution.some((a) => a.scope === "DedicatedWorkerGlobalScope");
+  const workerBytes = result.breakdown.filter(inWorkers).reduce((sum, entry) => sum + entry.bytes, 0);
+  return {bytes: result.bytes, workerBytes};
 }
 
 window.bench = {
   useEngine,
   webGpuAdapter,
-  memoryBytes,
+  memory,
   crossOriginIsolated: () => crossOriginIsolated,
-  clearCache: (folderUrl) => current().clearCache(folderUrl),
+  clearCache: (folderUrl, options) => current().clearCache(folderUrl, options),
   load: (options) => current().load(options),
   generate: (promptIds, options) => current().generate(promptIds, options),
   unload: () => current().unload(),

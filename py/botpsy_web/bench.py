@@ -1,17 +1,22 @@
 """`botpsy-web bench DIR`: how fast does an exported folder run in the browser?
 
 In one headless Chromium session, for each backend (WASM always; WebGPU when a hardware
-adapter exists), measures our runtime (web/runtime/model-client.js) and transformers.js
-4.3.2 on the same folder and dtype: load time cold and from cache, prefill tok/s at 128
-and 1024 tokens, decode tok/s (short context and after 1024 tokens), time to first
-token, memory, and an agent-shaped scenario (a ~1k-token system prompt of tool schemas,
-then 3 turns whose replies are 32 tokens, the whole conversation resent every turn) with
-and without prefix reuse. Our runtime's greedy decoding checks tokens guessed from the
-context several per call (prompt lookup, web/runtime/decode/draft-feeder.js); its decode is also
-measured one token per call (draftTokens 0), with how many guesses held and whether the
-tokens were the same. Prints a table of figures and ratios; with --json the last line
-is one JSON object. Figures are medians of --repeats runs; generation is greedy and
-always produces the requested number of tokens (EOS does not stop it).
+adapter exists), measures our runtime (web/runtime/model-client.js), transformers.js 4.3.2
+on the same folder and dtype, and wllama 3.13 (llama.cpp in WASM) on the GGUF the folder was
+exported from (bench_wllama.py; WASM only): load time cold and from cache, prefill tok/s at
+128 and 1024 tokens, decode tok/s (short context and after 1024 tokens), time to first token,
+memory of the page and its workers, an agent-shaped scenario (a ~1k-token system prompt of
+tool schemas, then 3 turns whose replies are 32 tokens, the whole conversation resent every
+turn) with and without prefix reuse, and a returning visitor's first token (a load from the
+cache, then the agent's first prompt). Our runtime's greedy decoding checks tokens guessed
+from the context several per call (prompt lookup, web/runtime/decode/draft-feeder.js); its
+decode is also measured one token per call (draftTokens 0), with how many guesses held and
+whether the tokens were the same. Memory is `performance.measureUserAgentSpecificMemory()`
+on the engine's page (cross-origin isolated): the JS heaps and WebAssembly memories of the
+page and its dedicated workers, as Chromium attributes them, after the decode figures.
+Prints a table of figures and ratios (bench_report.py); with --json the last line is one
+JSON object. Figures are medians of --repeats runs; generation is greedy and always produces
+the requested number of tokens (EOS does not stop it).
 """
 
 import json
@@ -21,8 +26,8 @@ import statistics
 import sys
 from pathlib import Path
 
-from botpsy_web import bench_constrained, bench_returning_visitor
-from botpsy_web.serve import serve_in_background
+from botpsy_web import bench_constrained, bench_returning_visitor, bench_wllama
+from botpsy_web.bench_report import backend_ratios, format_report, headline_ratios
 
 CHROMIUM_PATH = os.environ.get("BOTPSY_CHROMIUM", "/usr/lib/chromium/chromium")
 CHROMIUM_ARGS = [
@@ -33,7 +38,7 @@ CHROMIUM_ARGS = [
     "--enable-blink-features=ForceEagerMeasureMemory",
 ]
 BENCH_PAGE = "/bench/browser-bench.html"
-ENGINES = ("botpsy", "transformers.js")
+ENGINES = ("botpsy", "transformers.js", bench_wllama.ENGINE)
 PREFILL_LENGTHS = (128, 1024)
 DECODE_TOKENS = 64
 LONG_CONTEXT = 1024
@@ -162,7 +167,7 @@ class EngineRuns:
             log(f"  {engine}: load cold, then from cache")
             try:
                 cold_page = BenchPage(context, base_url, engine)
-                cold_page.call("clearCache", load_options["folderUrl"])
+                cold_page.call("clearCache", load_options["folderUrl"], load_options)
                 cold = cold_page.call("load", load_options)
                 cold_page.close()
                 page = BenchPage(context, base_url, engine)
@@ -173,7 +178,8 @@ class EngineRuns:
                 self._fail(engine, error)
                 continue
             self.figures[engine] = {
-                "backend": cached["backend"], "dtype": cached["dtype"], "threads": cached["threads"],
+                "backend": cached["backend"], "dtype": cached["dtype"], "format": cached["dtype"],
+                "threads": cached["threads"],
                 "load_cold_s": cold["loadMs"] / 1000, "load_cached_s": cached["loadMs"] / 1000}
 
     def _fail(self, engine, error):
@@ -227,7 +233,9 @@ def measure_backend(context, base_url, engines, load_options, prompts, repeats) 
                        lambda run: prompts.plain(LONG_CONTEXT, variant=100 + run), LONG_CONTEXT_DECODE_TOKENS)
 
         for engine, page in runs.pages.items():
-            runs.figures[engine]["memory_bytes"] = page.call("memoryBytes")
+            memory = page.call("memory")
+            if memory:
+                runs.figures[engine].update(memory_bytes=memory["bytes"], memory_bytes_workers=memory["workerBytes"])
 
         log("  agent scenario")
         results = runs.alternate(repeats, lambda engine, page, run: run_agent_variants(engine, page, prompts))
@@ -242,10 +250,12 @@ def measure_backend(context, base_url, engines, load_options, prompts, repeats) 
                 runs.figures[engine]["agent_reuse_gives_identical_tokens"] = (
                     last["with_reuse"]["replies"] == last["without_reuse"]["replies"])
 
+        log("  returning visitor (our runtime: prompt state stored on the first visit; the others: none to store)")
+        visits = runs.alternate(1, lambda engine, page, run: bench_returning_visitor.measure_returning_visitor(
+            engine, page, load_options, prompts.folder, prompts.encode, repeats, log))
+        for engine, [figures] in visits.items():
+            runs.figures[engine].update(figures)
         if "botpsy" in runs.pages:
-            log("  returning visitor (our runtime: prompt state stored on the first visit)")
-            runs.figures["botpsy"].update(bench_returning_visitor.measure_returning_visitor(
-                runs.pages["botpsy"].page, load_options, prompts.folder, prompts.encode, repeats, log))
             log("  constrained decoding (our runtime: tool-call grammar against none, same prompt)")
             runs.figures["botpsy"].update(bench_constrained.measure_constrained(
                 runs.pages["botpsy"].page, load_options, prompts.folder, repeats, log))
@@ -278,19 +288,26 @@ def measure_decode(runs: EngineRuns, repeats, key, prompt_for, tokens, record_tt
 
 def decode_rate(run: dict) -> float:
     """Tokens per second after the first token (the first one pays for the prefill)."""
-    return (len(run["tokens"]) - 1) / ((run["totalMs"] - run["ttftMs"]) / 1000)
+    return (generated_tokens(run) - 1) / ((run["totalMs"] - run["ttftMs"]) / 1000)
+
+
+def generated_tokens(run: dict) -> int:
+    """How many tokens a generate call made (wllama may report only the count, without ids)."""
+    return len(run["tokens"]) if run.get("tokens") is not None else run["tokenCount"]
 
 
 AGENT_VARIANTS = ("without_reuse", "with_reuse", "with_reuse_prewarmed")
 
 
 def run_agent_variants(engine: str, page: BenchPage, prompts: BenchPrompts) -> dict:
-    """The agent scenario without prefix reuse, and (our runtime only) with it: from an empty
-    state, and with the system prompt prefilled beforehand, as the app does while a person types."""
+    """The agent scenario without prefix reuse, and (our runtime and wllama) with it: from an empty
+    state, and (ours only) with the system prompt prefilled beforehand, as the app does while a
+    person types. transformers.js keeps no cache between generate calls."""
     results = {"without_reuse": run_agent_turns(page, prompts, reuse=False)}
-    if engine == "botpsy":
+    if engine in ("botpsy", bench_wllama.ENGINE):
         page.generate(prompts.plain(8, variant=500), 1, reuse_prefix=False)  # forget earlier prefixes
         results["with_reuse"] = run_agent_turns(page, prompts, reuse=True)
+    if engine == "botpsy":
         page.generate(prompts.plain(8, variant=501), 1, reuse_prefix=False)
         page.generate(prompts.system_only(), 1, reuse_prefix=True)
         results["with_reuse_prewarmed"] = run_agent_turns(page, prompts, reuse=True)
@@ -305,8 +322,9 @@ def run_agent_turns(page: BenchPage, prompts: BenchPrompts, reuse: bool) -> dict
         run = page.generate(prompts.chat(messages), AGENT_REPLY_TOKENS, reuse_prefix=reuse)
         total_ms += run["totalMs"]
         reused.append(run["reusedTokens"])
-        replies.append(run["tokens"])
-        messages.append({"role": "assistant", "content": prompts.decode(run["tokens"])})
+        reply = prompts.decode(run["tokens"]) if run.get("tokens") is not None else run["text"]
+        replies.append(run["tokens"] if run.get("tokens") is not None else reply)  # ids where the engine gives them
+        messages.append({"role": "assistant", "content": reply})
     return {"seconds": total_ms / 1000, "replies": replies, "reused": reused}
 
 
@@ -335,36 +353,8 @@ def pick_dtype(manifest: dict, backend: str, requested: str | None) -> str:
     return recommended if recommended in dtypes else "fp32"
 
 
-def ratio(numerator, denominator):
-    if numerator is None or denominator in (None, 0):
-        return None
-    return numerator / denominator
-
-
-def backend_ratios(engines: dict) -> dict:
-    ours, theirs = engines.get("botpsy", {}), engines.get("transformers.js", {})
-    return {
-        "decode_vs_transformersjs": ratio(ours.get("decode_tok_s"), theirs.get("decode_tok_s")),
-        "decode_one_per_call_vs_transformersjs": ratio(ours.get("decode_tok_s_one_per_call"),
-                                                       theirs.get("decode_tok_s")),
-        "decode_after_1024_vs_transformersjs": ratio(ours.get(f"decode_tok_s_after_{LONG_CONTEXT}"),
-                                                     theirs.get(f"decode_tok_s_after_{LONG_CONTEXT}")),
-        "decode_after_1024_one_per_call_vs_transformersjs": ratio(
-            ours.get(f"decode_tok_s_after_{LONG_CONTEXT}_one_per_call"), theirs.get(f"decode_tok_s_after_{LONG_CONTEXT}")),
-        "prefill_vs_transformersjs": ratio(ours.get("prefill_tok_s_1024"), theirs.get("prefill_tok_s_1024")),
-        "prefill_128_vs_transformersjs": ratio(ours.get("prefill_tok_s_128"), theirs.get("prefill_tok_s_128")),
-        "load_cached_vs_transformersjs": ratio(theirs.get("load_cached_s"), ours.get("load_cached_s")),
-        "agent_vs_transformersjs": ratio(theirs.get("agent_s_without_reuse"), ours.get("agent_s_with_reuse")),
-        "agent_prefix_reuse_speedup": ratio(ours.get("agent_s_without_reuse"), ours.get("agent_s_with_reuse")),
-        "agent_prefix_reuse_speedup_prewarmed": ratio(ours.get("agent_s_without_reuse"),
-                                                      ours.get("agent_s_with_reuse_prewarmed")),
-        "prefill_over_decode": ratio(ours.get("prefill_tok_s_1024"), ours.get("decode_tok_s")),
-        "constrained_decode_vs_free": ratio(ours.get("constrained_decode_tok_s"), ours.get("constrained_free_decode_tok_s")),
-    }
-
-
 def run_bench(folder: Path, backends: str = "auto", dtype: str | None = None, repeats: int = 3,
-              engines=ENGINES) -> dict:
+              engines=ENGINES, gguf: Path | None = None) -> dict:
     from playwright.sync_api import sync_playwright
 
     folder = Path(folder).resolve()
@@ -376,12 +366,16 @@ def run_bench(folder: Path, backends: str = "auto", dtype: str | None = None, re
     if unknown:
         raise ValueError(f"unknown engine(s) {', '.join(unknown)}; known: {', '.join(ENGINES)}")
     prompts = BenchPrompts(folder)
-    server, base_url = serve_in_background(models_dir=folder.parent)
-    folder_url = f"/models/{folder.name}/"
     report = {"model": manifest.get("name", folder.name), "folder": str(folder),
               "architecture": manifest.get("architecture"), "repeats": repeats,
               "machine": {"cpus": os.cpu_count(), "load_average_at_start": list(os.getloadavg())},
-              "backends": {}}
+              "gguf": None, "backends": {}}
+    engines, gguf_path, gguf_error = wllama_gguf(manifest, engines, gguf)
+    if gguf_path:
+        report["gguf"] = {"path": str(gguf_path), "file_type": bench_wllama.gguf_file_type(gguf_path),
+                          "size_bytes": gguf_path.stat().st_size}
+    server, base_url = bench_wllama.serve_with_gguf(folder.parent, gguf_path)
+    folder_url = f"/models/{folder.name}/"
     try:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
@@ -398,7 +392,15 @@ def run_bench(folder: Path, backends: str = "auto", dtype: str | None = None, re
                 log(f"bench: {backend}, dtype {chosen_dtype}")
                 load_options = {"folderUrl": folder_url, "backend": backend, "dtype": chosen_dtype,
                                 "threads": threads}
-                runs = measure_backend(context, base_url, engines, load_options, prompts, repeats)
+                backend_engines = [e for e in engines if backend == "wasm" or e != bench_wllama.ENGINE]
+                if gguf_path:
+                    load_options.update(ggufUrl=bench_wllama.gguf_url(gguf_path),
+                                        contextTokens=wllama_context_tokens(prompts))
+                runs = measure_backend(context, base_url, backend_engines, load_options, prompts, repeats)
+                if bench_wllama.ENGINE in runs.figures:
+                    runs.figures[bench_wllama.ENGINE]["format"] = f"GGUF {report['gguf']['file_type']}"
+                if gguf_error:
+                    runs.errors[bench_wllama.ENGINE] = gguf_error
                 entry = {"dtype": chosen_dtype, "engines": runs.figures, "errors": runs.errors,
                          "ratios": backend_ratios(runs.figures)}
                 report["backends"][backend] = entry
@@ -407,65 +409,30 @@ def run_bench(folder: Path, backends: str = "auto", dtype: str | None = None, re
         server.shutdown()
         server.server_close()
     report["machine"]["load_average_at_end"] = list(os.getloadavg())
-    wasm = report["backends"].get("wasm", {}).get("ratios", {})
-    report["ratios"] = {key: wasm.get(key) for key in (
-        "decode_vs_transformersjs", "prefill_vs_transformersjs", "agent_prefix_reuse_speedup",
-        "agent_prefix_reuse_speedup_prewarmed", "prefill_over_decode", "constrained_decode_vs_free")}
+    report["ratios"] = headline_ratios(report)
     return report
 
 
-# --- printing ---------------------------------------------------------------------
-
-FIGURE_ROWS = (
-    ("load, cold (s)", "load_cold_s", "{:.2f}"),
-    ("load, from cache (s)", "load_cached_s", "{:.2f}"),
-    ("prefill @128 (tok/s)", "prefill_tok_s_128", "{:.1f}"),
-    ("prefill @1024 (tok/s)", "prefill_tok_s_1024", "{:.1f}"),
-    ("decode, short context (tok/s)", "decode_tok_s", "{:.2f}"),
-    ("  one token per call (tok/s)", "decode_tok_s_one_per_call", "{:.2f}"),
-    ("  guessed tokens that held", "decode_tok_s_guesses_held", "{:.0%}"),
-    (f"decode after {LONG_CONTEXT} tokens (tok/s)", f"decode_tok_s_after_{LONG_CONTEXT}", "{:.2f}"),
-    ("  one token per call (tok/s)", f"decode_tok_s_after_{LONG_CONTEXT}_one_per_call", "{:.2f}"),
-    ("  guessed tokens that held", f"decode_tok_s_after_{LONG_CONTEXT}_guesses_held", "{:.0%}"),
-    ("time to first token (ms)", "ttft_ms", "{:.0f}"),
-    ("memory (MB)", "memory_bytes", "{:.0f}"),
-    ("agent, no prefix reuse (s)", "agent_s_without_reuse", "{:.2f}"),
-    ("agent, prefix reuse (s)", "agent_s_with_reuse", "{:.2f}"),
-    ("agent, reuse + prefilled system (s)", "agent_s_with_reuse_prewarmed", "{:.2f}"),
-    *bench_returning_visitor.FIGURE_ROWS,
-    *bench_constrained.FIGURE_ROWS,
-)
+def wllama_gguf(manifest: dict, engines, requested: Path | None) -> tuple[list, Path | None, str | None]:
+    """(engines to run, the GGUF for wllama, why wllama cannot run). Without --gguf, a folder
+    whose source names no GGUF is benched without wllama (said in the report); a bad --gguf is an error."""
+    engines = list(engines)
+    if bench_wllama.ENGINE not in engines:
+        return engines, None, None
+    try:
+        return engines, bench_wllama.gguf_for_folder(manifest, requested), None
+    except ValueError as error:
+        if requested is not None:
+            raise
+        log(f"bench: wllama left out: {error}")
+        return [e for e in engines if e != bench_wllama.ENGINE], None, str(error)
 
 
-def format_report(report: dict) -> str:
-    lines = [f"{report['model']} ({report['architecture']}), {report['browser']}, "
-             f"{report['machine']['cpus']} CPUs, medians of {report['repeats']}"]
-    for backend, entry in report["backends"].items():
-        engines = entry["engines"]
-        names = list(engines) or ["(none)"]
-        threads = next((f["threads"] for f in engines.values()), "?")
-        lines.append("")
-        lines.append(f"[{backend}, dtype {entry['dtype']}, {threads} thread(s)]")
-        lines.append(f"{'':38}" + "".join(f"{name:>18}" for name in names))
-        for label, key, pattern in FIGURE_ROWS:
-            cells = []
-            for name in names:
-                value = engines.get(name, {}).get(key)
-                if key == "memory_bytes" and value is not None:
-                    value = value / 1e6
-                cells.append(f"{pattern.format(value) if value is not None else '-':>18}")
-            lines.append(f"{label:38}" + "".join(cells))
-        ours = engines.get("botpsy", {})
-        for key, label in (("decode_tok_s", "short"), (f"decode_tok_s_after_{LONG_CONTEXT}", f"after {LONG_CONTEXT}")):
-            same = ours.get(f"{key}_same_tokens_one_per_call")
-            if same is not None:
-                lines.append(f"decode {label}: guessing gave {'the same' if same else 'DIFFERENT'} tokens "
-                             "as one token per call")
-        for engine, message in entry["errors"].items():
-            lines.append(f"{engine} could not run: {message}")
-        lines.append("ratios: " + ", ".join(
-            f"{key} {value:.2f}" if value is not None else f"{key} -" for key, value in entry["ratios"].items()))
-    return "\n".join(lines)
+def wllama_context_tokens(prompts: BenchPrompts) -> int:
+    """wllama's KV cache size (n_ctx, fixed at load): enough for the longest prompt here and its reply."""
+    _, visitor_prompt = bench_returning_visitor.agent_prompts(prompts.folder, prompts.encode)
+    agent_prompt = len(prompts.system_only()) + len(AGENT_TURNS) * (AGENT_REPLY_TOKENS + 64)  # 64: a turn's text and markup
+    return bench_wllama.context_tokens([LONG_CONTEXT, agent_prompt, len(visitor_prompt)], DECODE_TOKENS)
 
 
 def log(message: str):
@@ -482,6 +449,8 @@ def register(subparsers):
     parser.add_argument("--repeats", type=int, default=3, help="runs per figure; the median is reported (default 3)")
     parser.add_argument("--engines", default=",".join(ENGINES),
                         help=f"comma-separated engines to measure (default {','.join(ENGINES)})")
+    parser.add_argument("--gguf", type=Path, metavar="PATH",
+                        help="the GGUF wllama runs (default: the GGUF the folder's manifest says it was exported from)")
     parser.set_defaults(func=run)
 
 
@@ -492,7 +461,7 @@ def run(args) -> int:
     engines = [name.strip() for name in args.engines.split(",") if name.strip()]
     try:
         report = run_bench(args.folder, backends=args.backends, dtype=args.dtype, repeats=args.repeats,
-                           engines=engines)
+                           engines=engines, gguf=args.gguf)
     except (FileNotFoundError, ValueError) as error:
         print(f"error: {error}")
         return 2

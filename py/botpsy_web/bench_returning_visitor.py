@@ -1,4 +1,4 @@
-"""The "returning visitor" scenario of `botpsy-web bench` (our runtime only).
+"""The "returning visitor" scenario of `botpsy-web bench`.
 
 A page load from the cache, then the first answer, with the agent's real warm-up prefix (the
 system prompt and the default tools, rendered by py/botpsy_agent as the page renders it) and a
@@ -8,6 +8,10 @@ and with the state the first visit stored (restored instead of computed). Figure
 returning_visitor_first_token_s (with the state) and ..._without_state, the load times of both
 (ready must not come later), the state's size, its restore time, and whether both visits gave the
 same tokens. The browser side is bench/scenario-returning-visitor.js.
+
+The other engines store no prompt state, so their returning visitor is a reload from the cache
+(the engine unloaded, then loaded again on the same page) and the same first prompt, whole:
+returning_visitor_first_token_s and returning_visitor_load_s, in the same columns.
 """
 
 from __future__ import annotations
@@ -54,9 +58,13 @@ def _visit(page, options: dict) -> dict:
     return page.evaluate(f"async (options) => (await import({SCENARIO_MODULE!r})).visit(options)", options)
 
 
-def measure_returning_visitor(page, load_options: dict, folder: Path, encode, repeats: int, log) -> dict:
-    """Figures of the scenario, on a bench page (`page`, a Playwright page of bench/browser-bench.html)."""
+def measure_returning_visitor(engine: str, bench_page, load_options: dict, folder: Path, encode, repeats: int,
+                              log) -> dict:
+    """Figures of the scenario for `engine`, on its bench page (bench.BenchPage)."""
     prefix_ids, prompt_ids = agent_prompts(folder, encode)
+    if engine != "botpsy":
+        return measure_reload_first_token(bench_page, load_options, prompt_ids, repeats, log)
+    page = bench_page.page
     options = {"folderUrl": load_options["folderUrl"], "backend": load_options["backend"],
                "dtype": load_options["dtype"], "prefixIds": prefix_ids, "promptIds": prompt_ids,
                "maxTokens": ANSWER_TOKENS}
@@ -87,4 +95,20 @@ def measure_returning_visitor(page, load_options: dict, folder: Path, encode, re
         "returning_visitor_message_prefill_phase_ms": with_state[-1]["answerPrefillPhaseMs"],
         "returning_visitor_restored_tokens": [visit["warmUp"]["restoredTokens"] for visit in with_state],
         "returning_visitor_same_tokens": all(a["tokens"] == b["tokens"] for a, b in zip(without, with_state)),
+    }
+
+
+def measure_reload_first_token(bench_page, load_options: dict, prompt_ids: list[int], repeats: int, log) -> dict:
+    """An engine without stored prompt state: unload, load from the cache, then the first prompt."""
+    loads, first_tokens = [], []
+    for run in range(repeats):
+        bench_page.call("unload")
+        loads.append(bench_page.call("load", load_options)["loadMs"] / 1000)
+        first_tokens.append(bench_page.generate(prompt_ids, ANSWER_TOKENS)["ttftMs"] / 1000)
+        log(f"    run {run + 1}: first token {first_tokens[-1]:.2f} s after a {loads[-1]:.2f} s load")
+    return {
+        "returning_visitor_first_token_s": statistics.median(first_tokens),
+        "returning_visitor_first_token_s_runs": first_tokens,
+        "returning_visitor_load_s": statistics.median(loads),
+        "returning_visitor_prompt_tokens": len(prompt_ids),
     }
