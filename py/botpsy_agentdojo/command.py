@@ -46,6 +46,8 @@ def register(subparsers):
     parser.add_argument("--backend", choices=["wasm", "webgpu"], default="wasm", help="browser model: onnxruntime-web backend")
     parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS,
                         help=f"browser model: most tokens per reply (default {DEFAULT_MAX_TOKENS})")
+    parser.add_argument("--max-steps", type=int, default=None,
+                        help="most replies per run (default 12, or more when the user task needs more calls)")
     parser.add_argument("--outputs", type=Path, default=None, help="write every run as a JSON line to this file")
     parser.add_argument("--json", action="store_true", help='print {"rows": [...]} as the last line')
     parser.set_defaults(func=run)
@@ -63,6 +65,8 @@ def _problem(args) -> str | None:
         return f"--suites takes {', '.join(SUITE_NAMES)}; got {','.join(args.suites) or 'nothing'}"
     if args.limit is not None and args.limit < 1:
         return f"--limit must be at least 1, got {args.limit}"
+    if args.max_steps is not None and args.max_steps < 1:
+        return f"--max-steps must be at least 1, got {args.max_steps}"
     if args.model != "scripted" and not (Path(args.model) / "manifest.json").is_file():
         return f"--model must be 'scripted' or an exported folder with a manifest.json; {args.model} is neither"
     if args.chat_format is not None and not (args.chat_format / "tokenizer_config.json").is_file():
@@ -87,7 +91,7 @@ def run(args) -> int:
     from .runner import RunSettings, select_cases
 
     settings = RunSettings(tuple(args.suites), tuple(args.approver), args.attack, args.limit, args.seed,
-                           args.benchmark_version)
+                           args.benchmark_version, args.max_steps)
     selections = select_cases(settings)
     total = sum(len(s.cases) + len(s.user_tasks) for s in selections.values()) * len(settings.approvers)
     outputs = args.outputs.open("w", encoding="utf-8") if args.outputs else None
@@ -122,30 +126,17 @@ def run(args) -> int:
 
 
 def _run_model(args, settings, selections, on_result):
+    from .runner import run_folder_in_browser
+
+    if args.model != "scripted":
+        return run_folder_in_browser(Path(args.model), settings, selections, on_result, dtype=args.dtype,
+                                     backend=args.backend, max_tokens=args.max_tokens)
     from .element import BotPsyElement
-    from .models import (BrowserAgentModel, browser_model_factory, default_chat_format, folder_chat_format,
-                         scripted_model_factory)
+    from .models import default_chat_format, folder_chat_format, scripted_model_factory
     from .runner import agent_options, run_cases
 
-    if args.model == "scripted":
-        chat_format, special_tokens = (folder_chat_format(args.chat_format) if args.chat_format
-                                       else (default_chat_format(), ()))
-        element = BotPsyElement(chat_format, special_tokens, agent_options(args.max_tokens))
-        make_model = scripted_model_factory(chat_format, max_steps=64)
-        return run_cases(element, "scripted", make_model, settings, selections, on_result)
-
-    from botpsy_eval.browser import BrowserModel, browser_page
-
-    folder = Path(args.model).resolve()
-    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    dtype = args.dtype or next((d for d in ("fp32", "q8", "q4") if d in manifest.get("dtypes", {})), None)
-    chat_format, special_tokens = folder_chat_format(folder)
+    chat_format, special_tokens = (folder_chat_format(args.chat_format) if args.chat_format
+                                   else (default_chat_format(), ()))
     element = BotPsyElement(chat_format, special_tokens, agent_options(args.max_tokens))
-    with browser_page(folder) as (page, folder_url):
-        browser_model = BrowserModel(page, folder_url, args.backend, dtype)
-        try:
-            model = BrowserAgentModel(browser_model)
-            name = f"{folder.name} {browser_model.info['dtype']}"
-            return run_cases(element, name, browser_model_factory(model), settings, selections, on_result)
-        finally:
-            browser_model.close()
+    return run_cases(element, "scripted", scripted_model_factory(chat_format, max_steps=64), settings,
+                     selections, on_result)

@@ -50,7 +50,7 @@ class CaseSetup:
     approver: str
     # (tool specs, ground truth) -> a botpsy_agent Model for this case
     make_model: Callable[[list[dict], GroundTruth, Any, Any], Any]
-    max_steps: int = 12
+    max_steps: int | None = None  # None: enough to make the user task's calls one per reply, then answer
 
 
 @dataclass
@@ -101,8 +101,7 @@ class BotPsyElement(BasePipelineElement):
             record.approved += approved
             return {"approved": approved}
 
-        # at least enough steps to make the user task's calls one per reply and then answer
-        max_steps = max(case.max_steps, len(truth.user_calls) + 3)
+        max_steps = case.max_steps or max(12, len(truth.user_calls) + 3)
         options = AgentOptions(**{**self.options.__dict__, "max_steps": max_steps})
         agent = Agent(model=case.make_model([tool.spec() for tool in tools], truth, case.user_task,
                                             case.injection_task),

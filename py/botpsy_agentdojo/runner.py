@@ -8,10 +8,12 @@ the selected cases is also run once without an attack (utility without attack).
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import time
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Callable
 
 from botpsy_agent.agent import AgentOptions
@@ -29,7 +31,7 @@ class RunSettings:
     limit: int | None = None    # a seeded sample of N cases per suite; None: every case
     seed: int = 0
     benchmark_version: str = BENCHMARK_VERSION
-    max_steps: int = 12
+    max_steps: int | None = None  # replies per run; None: 12, or more when the user task needs more calls
 
 
 @dataclass
@@ -115,3 +117,27 @@ def run_cases(element: BotPsyElement, model_name: str, make_model, settings: Run
 
 def agent_options(max_tokens: int) -> AgentOptions:
     return AgentOptions(max_tokens=max_tokens, temperature=0.0)
+
+
+def run_folder_in_browser(folder: Path, settings: RunSettings, selections: dict[str, Selection] | None = None,
+                          on_result: Callable[[CaseResult], None] = lambda result: None, *, dtype: str | None = None,
+                          backend: str = "wasm", max_tokens: int = 512) -> list[CaseResult]:
+    """The cases with an exported folder as the model: web/runtime in headless Chromium, greedy
+    (botpsy_eval.browser), one model load for every run; the prompts and the parser are the folder's."""
+    from botpsy_eval.browser import BrowserModel, browser_page
+
+    from .models import BrowserAgentModel, browser_model_factory, folder_chat_format
+
+    folder = Path(folder).resolve()
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    dtype = dtype or next((d for d in ("fp32", "q8", "q4") if d in manifest.get("dtypes", {})), None)
+    chat_format, special_tokens = folder_chat_format(folder)
+    element = BotPsyElement(chat_format, special_tokens, agent_options(max_tokens))
+    with browser_page(folder) as (page, folder_url):
+        browser_model = BrowserModel(page, folder_url, backend, dtype)
+        try:
+            name = f"{folder.name} {browser_model.info['dtype']}"
+            make_model = browser_model_factory(BrowserAgentModel(browser_model))
+            return run_cases(element, name, make_model, settings, selections, on_result)
+        finally:
+            browser_model.close()
