@@ -387,3 +387,69 @@ def test_the_end_of_turn_token_is_impossible_inside_a_call_and_allowed_outside(e
     feed(rest[20:])
     assert all(allowed(stop) for stop in stops)
     assert matcher.accept_token(stops[0]) and matcher.is_terminated()
+
+
+# --- Hermes JSON calls opened without tags (Qwen2.5-Coder's own dialect) ------------------
+
+def bare_call(name, arguments):
+    return json.dumps({"name": name, "arguments": arguments}).replace("</", "<\\/")
+
+
+def fenced_call(name, arguments):
+    return f"```json\n{bare_call(name, arguments)}\n```"
+
+
+UNTAGGED = {"bare_json": bare_call, "fenced_json": fenced_call}
+
+
+@pytest.mark.parametrize("opening", sorted(UNTAGGED))
+@pytest.mark.parametrize("name, arguments", RICH_CALLS, ids=["required-only", "everything", "no-arguments"])
+def test_a_reply_that_opens_a_call_without_tags_is_constrained_like_a_tagged_one(opening, name, arguments):
+    grammar = grammar_for(RICH_TOOLS, "hermes_json")
+    text = UNTAGGED[opening](name, arguments)
+    assert accepts(grammar, text), text
+    [call] = read_back(text, "hermes_json", RICH_SCHEMAS)
+    assert (call.name, call.arguments, call.error, call.opening) == (name, arguments, None, opening)
+    assert check_arguments(call.arguments, RICH_SCHEMAS[name]) == []
+    assert not accepts(grammar, text + "\nThat is the call.")  # the call is the whole reply
+
+
+@pytest.mark.parametrize("opening", sorted(UNTAGGED))
+@pytest.mark.parametrize("case", sorted(set(WRONG_CALLS) - {"unknown tool"}))
+def test_wrong_untagged_calls_are_rejected(opening, case):
+    name, arguments = WRONG_CALLS[case]
+    assert not accepts(grammar_for(RICH_TOOLS, "hermes_json"), UNTAGGED[opening](name, arguments))
+
+
+def test_the_openings_count_at_the_start_of_the_reply_only_and_for_offered_tools_only():
+    grammar = grammar_for(RICH_TOOLS, "hermes_json")
+    wrong = bare_call("book_trip", {"city": "Lima", "nights": "three"})
+    for free in (f"Here it is: {wrong}",                      # mid-reply: prose, left free
+                 f"Here it is:\n```json\n{wrong}\n```",        # prose before the fence too
+                 '{"name": "Ada", "born": 1815}',              # a name no tool has: JSON data
+                 '{"name": "book_trips", "x": 1}',             # ... even one that starts like a tool's
+                 '{"city": "Rome", "name": "book_trip"}',      # name is not the first key
+                 "```python\nprint(1)\n```", "{", "```json\n"):
+        assert accepts(grammar, free), free
+        assert read_back(free, "hermes_json", RICH_SCHEMAS) == []
+    # Once an offered tool's name opens the reply, a call it is (as llama.cpp's trigger): the
+    # grammar cannot know that prose would follow, so none may.
+    assert not accepts(grammar, f"```json\n{bare_call('ping', {})}\n```\nIt pings.")
+    # whitespace the parser allows around the opening is constrained too
+    assert not accepts(grammar, '\n {"name" :  "book_trip", "arguments": {"city": "Rome"}}')
+    assert accepts(grammar, '\n {"name" :  "ping", "arguments": {}}')
+    # a <tool_call> right after a "{" or a fence is still seen and constrained
+    assert not accepts(grammar, '{<tool_call>\n{"name": "nothing", "arguments": {}}\n</tool_call>')
+    assert accepts(grammar, '```<tool_call>\n{"name": "ping", "arguments": {}}\n</tool_call>')
+
+
+def test_none_forbids_untagged_calls_too_but_not_json_data():
+    grammar = grammar_for(RICH_TOOLS, "hermes_json", "none")
+    assert not accepts(grammar, bare_call("ping", {})) and not accepts(grammar, fenced_call("ping", {}))
+    assert accepts(grammar, '{"name": "Ada", "born": 1815}') and accepts(grammar, f"Say {bare_call('ping', {})}")
+
+
+def test_with_thinking_open_only_tagged_calls_are_constrained():
+    """The reply's start is after </think> then, not at the output's start."""
+    tag, _ = structural_tag(RICH_TOOLS, "hermes_json", "auto", thinking=True, dialect="pypi")
+    assert tag["format"]["type"] == "triggered_tags"

@@ -55,6 +55,14 @@ TEXTS = [
     '<tool_call>\n<function=calculator>\n<parameter=expression>\nno </tool_call> here\n</parameter>\n</function>\n</tool_call>',
     '<tool_call>\n{"name": "notes_search", "arguments": {"query": "caf\u00e9 < <\\/b>"}}\n</tool_call>',
     'Thinking about <tool_call without closing',
+    '{"name": "notes_search", "arguments": {"limit": 3, "query": "milk"}}',
+    '```json\n{"name": "files_list", "arguments": {}}\n```',
+    '\n{"name" :"notes_search", "arguments": {"limit": "3"}}',
+    '{"name": "notes_search", "arguments": {"query": "x"}} and then prose',
+    '{"name": "Alice", "age": 31}',
+    '```python\nprint(1)\n```',
+    '{<tool_call>\n{"name": "files_list", "arguments": {}}\n</tool_call>',
+    'Here: {"name": "notes_search", "arguments": {"limit": "many"}}',
 ]
 
 

@@ -3,7 +3,10 @@ between <tool_call> and </tool_call>, as chat_format.fallback_tool_instructions 
 
     \\n{"name": "NAME", "arguments": {...}}\\n
 
-NAME is an offered tool and the arguments JSON valid for its parameters schema.
+NAME is an offered tool and the arguments JSON valid for its parameters schema. The same
+object opened without tags (reply_openings.py) continues after NAME's closing quote:
+
+    , "arguments": {...}}
 """
 
 from __future__ import annotations
@@ -19,10 +22,20 @@ HERMES_CLOSERS = ("</tool_call>",)
 
 def hermes_json_call(rules: Rules, tools: list, notes: GrammarNotes) -> str:
     """The rule for a call's text between <tool_call> and </tool_call>."""
+    return hermes_json_rules(rules, tools, notes)[0]
+
+
+def hermes_json_rules(rules: Rules, tools: list, notes: GrammarNotes,
+                      opened: bool = False) -> tuple[str, dict[str, str] | None]:
+    """The rule for a tagged call's text and, with opened=True, per tool the rule for the rest
+    of an untagged call object after its name's closing quote: `, "arguments": {...}}`."""
     values = JsonValues(rules, notes, HERMES_CLOSERS)
-    calls = []
+    calls, rests = [], {}
     for tool in tools:
         arguments = values.value({"type": "object", "properties": {}, **tool.parameters}, tool.name)
-        name = literal(json.dumps(tool.name))
-        calls.append(rules.add(f"call_{tool.name}", f'{name} "," " "? "\\"arguments\\":" " "? {arguments}'))
-    return rules.add("call", f'"\\n{{\\"name\\":" " "? ({" | ".join(calls)}) "}}\\n"')
+        rest = f'"," " "? "\\"arguments\\":" " "? {arguments}'
+        calls.append(rules.add(f"call_{tool.name}", f"{literal(json.dumps(tool.name))} {rest}"))
+        if opened:
+            rests[tool.name] = rules.add(f"rest_{tool.name}", f'{rest} "}}"')
+    tagged = rules.add("call", f'"\\n{{\\"name\\":" " "? ({" | ".join(calls)}) "}}\\n"')
+    return tagged, rests if opened else None

@@ -5,7 +5,10 @@ the model writes <tool_call> (one special token in BotPsy's vocabulary, several 
 tokens in SmolLM2's: the tag matches the text, so both work); from there to </tool_call>
 every token must fit the call grammar of the model's format (qwen_xml.py, hermes_json.py);
 then text is free again and another call may follow. The end-of-turn token is impossible
-inside a call. The model worker compiles and applies it (web/runtime/grammar/).
+inside a call. In the Hermes JSON format, "auto" also constrains a call opened without tags
+at the very start of the reply, a bare `{"name": "` or a ```json fence, as the parser reads
+one (parsing/json_reply.py), and "none" forbids it too (reply_openings.py). The model worker
+compiles and applies it (web/runtime/grammar/).
 """
 
 from __future__ import annotations
@@ -14,9 +17,10 @@ import json
 from dataclasses import dataclass
 
 from .ebnf import Rules, text_until
-from .hermes_json import hermes_json_call
+from .hermes_json import hermes_json_call, hermes_json_rules
 from .json_values import GrammarNotes
 from .qwen_xml import qwen_xml_call
+from .reply_openings import reply_with_openings
 
 PROCESSOR_NAME = "tool-call-grammar"
 CALL_OPEN, CALL_CLOSE, THINK_CLOSE = "<tool_call>", "</tool_call>", "</think>"
@@ -72,6 +76,15 @@ def structural_tag(tools: list[dict], tool_call_format: str, mode: str = "auto",
     if mode == "required" and not schemas:
         raise ValueError('toolCalls "required" needs at least one tool offered')
     notes = GrammarNotes()
+    if mode in ("auto", "none") and schemas and tool_call_format == "hermes_json" and not thinking:
+        # A call may also open untagged at the reply's start (with thinking open, the start
+        # is after </think>: the tags alone are constrained there).
+        rules = Rules(dialect)
+        if mode == "auto":
+            root = reply_with_openings(rules, *hermes_json_rules(rules, schemas, notes, opened=True))
+        else:
+            root = reply_with_openings(rules, None, {name: "" for name in names})
+        return {"type": "structural_tag", "format": {"type": "grammar", "grammar": rules.text(root)}}, notes.notes
     if mode == "none" or not schemas:
         return {"type": "structural_tag", "format": _free_text(dialect, None, CALL_OPEN)}, notes.notes
     calls = _call_tag(schemas, tool_call_format, notes, dialect)
