@@ -12,7 +12,7 @@ is run.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from botpsy_agent.agent import Agent
@@ -37,8 +37,9 @@ class RenderedCase:
 @dataclass(frozen=True)
 class ReadCalls:
     calls: list[Call]        # the calls that parsed
-    unparsed: list[dict]     # {"raw", "error"} of those that did not
+    unparsed: list[dict]     # {"raw", "error", "opening"} of those that did not
     text: str                # the visible text around them
+    openings: list[str] = field(default_factory=list)  # how each parsed call opened (ParsedCall.opening)
 
 
 class _NoModel:
@@ -80,6 +81,8 @@ def read_calls(chat_format: ChatFormat, rendered: RenderedCase, output: str) -> 
                                thinking=prompt_leaves_thinking_open(rendered.prompt))
     parser.feed(output)
     parser.finish()
-    calls = [Call(call.name, call.arguments) for call in parser.calls if call.error is None]
-    unparsed = [{"raw": call.raw, "error": call.error} for call in parser.calls if call.error is not None]
-    return ReadCalls(calls, unparsed, parser.text)
+    parsed = [call for call in parser.calls if call.error is None]
+    unparsed = [{"raw": call.raw, "error": call.error, "opening": call.opening}
+                for call in parser.calls if call.error is not None]
+    return ReadCalls([Call(call.name, call.arguments) for call in parsed], unparsed, parser.text,
+                     [call.opening for call in parsed])

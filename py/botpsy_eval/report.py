@@ -7,6 +7,8 @@ The JSON summary (`botpsy-web eval --json` prints it as its last line):
      "accuracy": {"browser": {dtype: {"free"|"constrained": {category: 0..1, "overall": 0..1}}},
                   "pytorch": {"free": {category: 0..1, "overall": 0..1}}},
      "unparsed_calls": {"browser": {dtype: {mode: n}}, "pytorch": {"free": n}},
+     "calls_by_opening": same nesting, {opening: n}: every call read (parsed or not) by how it
+                        opened: "tool_call_tag", "function_tag", "bare_json", "fenced_json",
      "failed_generations": same nesting: cases whose generation failed (counted wrong; the reason is in the outputs),
      "mean_prompt_tokens" / "mean_output_tokens" / "seconds_per_engine": same nesting as unparsed_calls,
      "fp32_vs_pytorch": {"compared": n, "same_tokens": n, "differing": [{"id", "browser_correct", "pytorch_correct"}]}
@@ -32,7 +34,7 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 from .jsonl_files import drop_partial_last_line, open_for_lines
@@ -65,6 +67,10 @@ def _accuracy(runs: list[CaseRun]) -> dict:
     return scores
 
 
+def _calls_by_opening(runs: list[CaseRun]) -> dict:
+    return dict(sorted(Counter(call["opening"] for run in runs for call in run.calls + run.unparsed).items()))
+
+
 def fp32_parity(runs: list[CaseRun]) -> dict | None:
     """Browser fp32 (free) against PyTorch on the same cases: greedy tokens must be the same."""
     browser = {run.case_id: run for run in runs if run.engine == "browser" and run.dtype == "fp32"
@@ -92,6 +98,7 @@ def summarize(results: EvalResults, outputs_path: Path | None) -> dict:
         "max_tokens": settings.max_tokens, "cases": dict(cases),
         "accuracy": _nested(groups, _accuracy),
         "unparsed_calls": _nested(groups, lambda runs: sum(len(run.unparsed) for run in runs)),
+        "calls_by_opening": _nested(groups, _calls_by_opening),
         "failed_generations": _nested(groups, lambda runs: sum(run.stop_reason == "error" for run in runs)),
         "mean_prompt_tokens": _nested(groups, lambda runs: round(statistics.mean(r.prompt_tokens for r in runs), 1)),
         "mean_output_tokens": _nested(groups, lambda runs: round(statistics.mean(r.output_tokens for r in runs), 1)),
@@ -170,6 +177,11 @@ def format_table(summary: dict) -> str:
         lines.append(f"{label:<{width}} {total if key == 'accuracy' else '':>5} "
                      + "".join(f"{show(_lookup(summary[key], keys)):>{cell}}" for _, keys in columns))
     lines.extend(_agreement_rows(summary, columns, width, cell))
+    openings = [(label, _lookup(summary["calls_by_opening"], keys)) for label, keys in columns]
+    if any(counts for _, counts in openings):
+        lines += ["", "calls by opening:"] + [
+            f"  {label}: " + (", ".join(f"{opening} {n}" for opening, n in counts.items()) or "none")
+            for label, counts in openings]
     parity = summary.get("fp32_vs_pytorch")
     if parity:
         lines.append("")

@@ -49,8 +49,8 @@ class CaseRun:
     prompt: str
     output: str
     token_ids: list[int]
-    calls: list[dict]           # [{"name", "arguments"}] that parsed
-    unparsed: list[dict]        # [{"raw", "error"}] that did not
+    calls: list[dict]           # [{"name", "arguments", "opening"}] that parsed (opening: ParsedCall.opening)
+    unparsed: list[dict]        # [{"raw", "error", "opening"}] that did not
     correct: bool
     reason: str
     prompt_tokens: int
@@ -113,7 +113,8 @@ def run_cases(model: Generator | None, engine: tuple[str, str, str], rendered: l
             read = read_calls(chat_format, item, generation.text)
             verdict = score_case(item.case, read.calls)
         run = CaseRun(name, dtype, mode, item.case.category, item.case.id, item.prompt, generation.text,
-                      generation.token_ids, [{"name": c.name, "arguments": c.arguments} for c in read.calls],
+                      generation.token_ids, [{"name": c.name, "arguments": c.arguments, "opening": opening}
+                                             for c, opening in zip(read.calls, read.openings)],
                       read.unparsed, verdict.correct, verdict.reason, generation.prompt_tokens,
                       len(generation.token_ids), generation.stop_reason, round(generation.seconds, 3),
                       model_name, weights, backend, reused is not None)

@@ -1,5 +1,5 @@
 """The summary: accuracy per engine, dtype, tool-call mode and category with an unweighted
-overall mean; unparsed calls counted; browser fp32 cases whose tokens differ from PyTorch's
+overall mean; unparsed calls counted, and every call by how it opened; browser fp32 cases whose tokens differ from PyTorch's
 listed by id; the table says the score is not BFCL v4's overall one."""
 
 from pathlib import Path
@@ -9,19 +9,25 @@ from botpsy_eval.report import OutputsFile, format_table, summarize
 from botpsy_eval.runner import CaseRun, EvalResults, EvalSettings
 
 
-def case_run(engine, dtype, mode, category, case_id, correct, tokens=(1, 2), unparsed=()):
-    return CaseRun(engine, dtype, mode, category, case_id, "prompt", "output", list(tokens), [], list(unparsed),
-                   correct, "" if correct else "wrong", 100, len(tokens), "eos", 1.5)
+def case_run(engine, dtype, mode, category, case_id, correct, tokens=(1, 2), unparsed=(), calls=()):
+    return CaseRun(engine, dtype, mode, category, case_id, "prompt", "output", list(tokens), list(calls),
+                   list(unparsed), correct, "" if correct else "wrong", 100, len(tokens), "eos", 1.5)
+
+
+def call(opening):
+    return {"name": "f", "arguments": {}, "opening": opening}
 
 
 def results():
     cases = [Case("a1", "simple_python", [], [], None), Case("a2", "simple_python", [], [], None),
              Case("b1", "irrelevance", [], [], None)]
-    runs = [case_run("browser", "fp32", "free", "simple_python", "a1", True),
-            case_run("browser", "fp32", "free", "simple_python", "a2", False, unparsed=[{"raw": "{", "error": "x"}]),
+    runs = [case_run("browser", "fp32", "free", "simple_python", "a1", True, calls=[call("bare_json")]),
+            case_run("browser", "fp32", "free", "simple_python", "a2", False,
+                     unparsed=[{"raw": "{", "error": "x", "opening": "fenced_json"}]),
             case_run("browser", "fp32", "free", "irrelevance", "b1", True),
-            case_run("browser", "q8", "constrained", "simple_python", "a1", True),
-            case_run("browser", "q8", "constrained", "simple_python", "a2", True),
+            case_run("browser", "q8", "constrained", "simple_python", "a1", True, calls=[call("bare_json")]),
+            case_run("browser", "q8", "constrained", "simple_python", "a2", True,
+                     calls=[call("tool_call_tag"), call("bare_json")]),
             case_run("browser", "q8", "constrained", "irrelevance", "b1", False),
             case_run("pytorch", "fp32", "free", "simple_python", "a1", True),
             case_run("pytorch", "fp32", "free", "simple_python", "a2", True, tokens=(1, 3)),
@@ -64,7 +70,18 @@ def test_the_outputs_file_holds_one_json_line_per_case_run(tmp_path):
         outputs.write(run)
     outputs.close()
     lines = [json.loads(line) for line in (tmp_path / "deep" / "runs.jsonl").read_text().splitlines()]
-    assert len(lines) == 9 and lines[1]["unparsed"] == [{"raw": "{", "error": "x"}] and lines[0]["prompt"] == "prompt"
+    assert len(lines) == 9 and lines[1]["unparsed"] == [{"raw": "{", "error": "x", "opening": "fenced_json"}]
+    assert lines[0]["prompt"] == "prompt" and lines[0]["calls"] == [call("bare_json")]
+
+
+def test_calls_are_counted_by_how_they_opened():
+    summary = summarize(results(), None)
+    assert summary["calls_by_opening"] == {
+        "browser": {"fp32": {"free": {"bare_json": 1, "fenced_json": 1}},
+                    "q8": {"constrained": {"bare_json": 2, "tool_call_tag": 1}}},
+        "pytorch": {"free": {}}}
+    table = format_table(summary).splitlines()
+    assert "  fp32 free: bare_json 1, fenced_json 1" in table and "  pytorch: none" in table
 
 
 def test_each_column_says_how_often_it_wrote_the_original_models_tokens():

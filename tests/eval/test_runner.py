@@ -33,7 +33,7 @@ def test_outputs_are_read_and_scored_and_failures_are_recorded(ground_truth):
     simple, irrelevant = load_cases(["simple_python"], limit=1)[0], load_cases(["irrelevance"], limit=2)
     rendered = [render_case(chat_format, case) for case in (simple, *irrelevant)]
     (name, arguments), = ground_truth.base_calls(simple)
-    right_call = f'<tool_call>\n{json.dumps({"name": tool_name(name), "arguments": arguments})}\n</tool_call>'
+    right_call = json.dumps({"name": tool_name(name), "arguments": arguments})  # untagged, as Qwen2.5-Coder writes it
     model = ScriptedModel({rendered[0].prompt: right_call, rendered[1].prompt: "No tool can do that."},
                           failing={rendered[2].prompt})
     seen = []
@@ -41,7 +41,7 @@ def test_outputs_are_read_and_scored_and_failures_are_recorded(ground_truth):
 
     assert model.prompts == [item.prompt for item in rendered] and seen == runs
     assert [run.correct for run in runs] == [True, True, False]
-    assert runs[0].calls == [{"name": tool_name(name), "arguments": arguments}]
+    assert runs[0].calls == [{"name": tool_name(name), "arguments": arguments, "opening": "bare_json"}]
     assert (runs[0].engine, runs[0].dtype, runs[0].tool_calls) == ("browser", "q8", "free")
     assert runs[0].prompt_tokens == 123 and runs[0].output_tokens == 3 and runs[0].stop_reason == "eos"
     failed = runs[2]
