@@ -18,7 +18,8 @@ import {applyTokenBitmask} from "./token-bitmask.js";
 
 /**
  * @typedef {object} ToolCallGrammarArgs
- * @property {object} structuralTag  xgrammar structural tag (triggered on <tool_call>)
+ * @property {object} structuralTag  xgrammar structural tag (triggered on <tool_call>; for Hermes JSON also on
+ *                                   an untagged call object at the reply's start: py/botpsy_agent/grammar/reply_openings.py)
  * @property {string[]} [notes]      what the grammar leaves unconstrained, and why
  */
 
