@@ -21,7 +21,7 @@ def visitor(browser, open_guarded_page, plain_site):
     guard.assert_clean()
 
 
-def test_the_first_load_answers_on_one_thread_and_says_why(visitor, plain_site):
+def test_the_first_load_answers_on_one_thread_and_says_why(visitor, plain_site, built_site):
     page, log = visitor
     document = page.goto(f"{plain_site}/")
     assert "content-security-policy" not in document.headers and "cross-origin-embedder-policy" not in document.headers
@@ -30,6 +30,13 @@ def test_the_first_load_answers_on_one_thread_and_says_why(visitor, plain_site):
     assert "WASM · 1 thread" in page.locator("#backend-badge").inner_text()
     assert "Not cross-origin isolated" in page.locator("#progress-text").inner_text()
     ask_and_get_an_answer(page)
+    # The page waits (up to 8 s) for the service worker before it starts the model: workers
+    # started under it get the policy even on this first load; the page itself has none.
+    for response in log.of_site():
+        if response.url.endswith(("/model-worker.js", "/agent-worker.js")) and response.from_service_worker:
+            path = response.url[len(plain_site) + 1:]
+            assert response.headers["content-security-policy"] == \
+                file_headers(built_site, path)["Content-Security-Policy"], path
     log.assert_nothing_missing()
 
 

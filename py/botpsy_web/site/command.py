@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+CLOUDFLARE_PAGES_FILE_LIMIT = 25 * 2 ** 20
+
 
 def register(subparsers):
     parser = subparsers.add_parser(
@@ -41,6 +43,10 @@ def run(args) -> int:
         print(f"  model {name}: {sum(files.values()) / mib:.1f} MiB in {where}")
     print(f"  upload {built.site}/ (its _headers serves Netlify and Cloudflare Pages);"
           f" nginx: {built.out / 'nginx.conf'}; Caddy: {built.out / 'Caddyfile'}")
+    large = sorted(path for path, size in built.files.items() if size > CLOUDFLARE_PAGES_FILE_LIMIT)
+    if large:
+        print(f"  note: Cloudflare Pages refuses files over 25 MiB: {', '.join(large[:4])}"
+              f"{' ...' if len(large) > 4 else ''} (docs/deploy.md says what to do)")
     base = (args.base_url or "https://YOUR-BOTPSY-HOST/").rstrip("/")
     print(f'  widget on any site: <script type="module" src="{base}/web/widget.js"></script>')
     return 0

@@ -1,0 +1,146 @@
+"""A built site (`botpsy-web build-site`) against `botpsy-web serve`, in one run: the size of the
+build without models and per model folder, and the time to the first answer for a new visitor
+and a returning one, in headless Chromium (WASM).
+
+- new visitor: a fresh browser profile opens the page, picks the model, presses Load, sends
+  "Hello" as soon as it can; the clock runs from the navigation to the first text of the answer.
+- returning visitor: the same profile opens the page again (the service worker and the model
+  stored by the runtime are there; the last model reopens by itself), sends "Hello"; same clock.
+
+A script that prints figures, not a test. Usage:
+    .venv/bin/python bench/site.py MODEL_FOLDER [MODEL_FOLDER ...] [--repeats 3] [--dtype q8] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import socket
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from botpsy_web.bench import CHROMIUM_ARGS, CHROMIUM_PATH
+from botpsy_web.serve import serve_in_background
+from botpsy_web.site.build import SiteOptions, build_site
+from botpsy_web.site.local_nginx import LocalNginx
+
+MIB = 2 ** 20
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def first_answer_seconds(page, base_url: str, model: str, dtype: str, new_visitor: bool) -> float:
+    """Seconds from navigation to the first text of the answer to "Hello"."""
+    start = time.perf_counter()
+    page.goto(f"{base_url}/")
+    if new_visitor:
+        page.get_by_role("radio", name=model).first.check()
+        page.get_by_role("combobox", name="Backend").select_option("wasm")
+        page.locator("#dtype-select").select_option(dtype)
+        page.get_by_role("button", name="Load model").click()
+    page.locator("#load-progress[data-state='ready']").wait_for()
+    page.get_by_label("Temperature").fill("0")
+    box = page.get_by_role("textbox", name="Message to BotPsy")
+    box.fill("Hello")
+    box.press("Enter")
+    page.wait_for_function("() => document.querySelector('.message.assistant .answer')?.textContent.length > 0")
+    seconds = time.perf_counter() - start
+    page.get_by_role("button", name="Stop").click()
+    page.locator(".message.assistant[aria-busy='false']").wait_for()
+    return seconds
+
+
+def wait_until_offline_ready(page):
+    page.wait_for_function("() => navigator.serviceWorker.controller !== null")
+    page.evaluate("""() => new Promise((resolve) => {
+        navigator.serviceWorker.addEventListener('message', (event) => {
+            if (event.data?.type === 'cached-urls') resolve();
+        });
+        const urls = [location.href, ...performance.getEntriesByType('resource').map((e) => e.name)];
+        navigator.serviceWorker.controller.postMessage({type: 'cache-urls', urls});
+    })""")
+
+
+def visits(browser, base_url: str, model: str, dtype: str) -> tuple[float, float]:
+    """(new visitor, returning visitor) seconds in one fresh profile."""
+    context = browser.new_context()
+    page = context.new_page()
+    page.set_default_timeout(300_000)
+    new = first_answer_seconds(page, base_url, model, dtype, new_visitor=True)
+    wait_until_offline_ready(page)
+    page.close()
+    page = context.new_page()
+    page.set_default_timeout(300_000)
+    returning = first_answer_seconds(page, base_url, model, dtype, new_visitor=False)
+    context.close()
+    return new, returning
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folders", type=Path, nargs="+", help="exported model folders; the first is timed")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--dtype", default="q8")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    folders = [folder.resolve() for folder in args.folders]
+    timed = folders[0]
+    if len({folder.parent for folder in folders}) != 1:
+        parser.error("give model folders that sit in one parent folder (serve's --models)")
+    with tempfile.TemporaryDirectory(prefix="botpsy-site-bench-") as work:
+        work = Path(work)
+        port = free_port()
+        started = time.perf_counter()
+        built = build_site(SiteOptions(out=work / "out", models=tuple(folders), base_url=f"http://127.0.0.1:{port}/"))
+        build_seconds = time.perf_counter() - started
+        nginx = LocalNginx(built.out, port, work / "nginx")
+        server, serve_url = serve_in_background(models_dir=timed.parent)
+        times = {"nginx": ([], []), "serve": ([], [])}
+        try:
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
+                servers = [("nginx", nginx.url), ("serve", serve_url)]
+                for repeat in range(args.repeats):
+                    # Interleaved, in turns going first: both see the same machine load.
+                    for name, url in (servers if repeat % 2 == 0 else servers[::-1]):
+                        new, returning = visits(browser, url, timed.name, args.dtype)
+                        times[name][0].append(new)
+                        times[name][1].append(returning)
+                        print(f"  run {repeat + 1} {name}: new {new:.1f} s, returning {returning:.1f} s", flush=True)
+                browser.close()
+        finally:
+            nginx.close()
+            server.shutdown()
+            server.server_close()
+
+    uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    print(f"bench/site.py {' '.join(str(f) for f in args.folders)} --repeats {args.repeats} --dtype {args.dtype}")
+    print(f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; uptime: {uptime}")
+    print(f"built in {build_seconds:.1f} s; site without models: {built.app_bytes / MIB:.1f} MiB "
+          f"({len(built.files) - sum(len(f) for f in built.model_files.values())} files; runtime folder "
+          f"{sum(size for path, size in built.files.items() if path.startswith(built.vendor + '/')) / MIB:.1f} MiB)")
+    for name, files in built.model_files.items():
+        print(f"model folder {name}: {sum(files.values()) / MIB:.1f} MiB ({len(files)} files)")
+    print(f"time to first answer, {timed.name} {args.dtype}, WASM, median of {args.repeats} (min-max):")
+    figures = {}
+    for name in ("nginx", "serve"):
+        for label, values in zip(("new visitor", "returning visitor"), times[name]):
+            print(f"  {name:6} {label:18} {statistics.median(values):6.1f} s ({min(values):.1f}-{max(values):.1f})")
+            figures[f"{name} {label}"] = values
+    if args.json:
+        print(json.dumps({"app_bytes": built.app_bytes,
+                          "models": {n: sum(f.values()) for n, f in built.model_files.items()}, "seconds": figures}))
+
+
+if __name__ == "__main__":
+    main()
