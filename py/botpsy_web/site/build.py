@@ -205,7 +205,7 @@ def _prepare_out(out: Path):
     out.mkdir(parents=True, exist_ok=True)
 
 
-def build_site(options: SiteOptions, root: Path = REPO_ROOT) -> BuiltSite:
+def build_site(options: SiteOptions) -> BuiltSite:
     from botpsy_web.build_py import build_agent_bundle
     from botpsy_web.serve import list_models
     from botpsy_web.site import host_config
@@ -215,8 +215,8 @@ def build_site(options: SiteOptions, root: Path = REPO_ROOT) -> BuiltSite:
     if model_origins and base_url and model_origins[0] + "/" == base_url:
         model_origins = ()   # the site itself: nothing to add to connect-src
     folders = model_folders(tuple(Path(p) for p in options.models))
-    if root == REPO_ROOT:
-        build_agent_bundle()
+    build_agent_bundle()
+    root = REPO_ROOT
     app, runtime = app_and_runtime_files(root)
     vendor = vendor_folder(root, runtime)
 
