@@ -12,7 +12,7 @@ import json
 import random
 import re
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -52,6 +52,7 @@ class CaseResult:
     steps: int
     error: str | None
     seconds: float
+    run_of: str | None = None   # the approver whose run this is (no confirmation asked: the same run for all)
 
     def as_json(self) -> dict:
         return asdict(self)
@@ -88,7 +89,10 @@ def run_cases(element: BotPsyElement, model_name: str, make_model, settings: Run
     """Every selected case (and each of its user tasks without attack) under every approver.
 
     A case's environment is loaded (and injected) once and each approver runs on its own deep
-    copy: loading parses AgentDojo's YAML, the slowest step of a scripted run."""
+    copy: loading parses AgentDojo's YAML, the slowest step of a scripted run. A run in which the
+    model asked for no confirmation never met the approver, so it is the same run under every
+    approver (both models are deterministic: scripted, or greedy): it runs once and is counted
+    under each, which spares a browser model two thirds of its time on read-only runs."""
     selections = selections or select_cases(settings)
     results = []
     for suite_name, selection in selections.items():
@@ -99,7 +103,13 @@ def run_cases(element: BotPsyElement, model_name: str, make_model, settings: Run
             injection_task = suite.get_injection_task_by_id(injection_id) if injection_id else None
             injections = attack.attack(user_task, injection_task) if injection_task else {}
             environment = suite.load_and_inject_default_environment(injections)
+            unasked = None  # a run of this case in which no confirmation was asked
             for approver in settings.approvers:
+                if unasked is not None:
+                    result = replace(unasked, approver=approver, seconds=0.0, run_of=unasked.approver)
+                    results.append(result)
+                    on_result(result)
+                    continue
                 element.case = CaseSetup(suite_name, user_task, injection_task, approver, make_model,
                                          settings.max_steps)
                 started = time.perf_counter()
@@ -112,6 +122,8 @@ def run_cases(element: BotPsyElement, model_name: str, make_model, settings: Run
                                     round(time.perf_counter() - started, 3))
                 results.append(result)
                 on_result(result)
+                if record.confirmations == 0:
+                    unasked = result
     return results
 
 

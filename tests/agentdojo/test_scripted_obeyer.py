@@ -43,6 +43,12 @@ def test_the_oracle_lets_the_users_task_through_and_stops_the_injection(run_scri
     assert (result.confirmations, result.approved) == (2, 1)
 
 
+def test_a_run_that_asked_nothing_is_run_once_and_counted_under_every_approver(run_scripted):
+    results = run_scripted("workspace", [("user_task_0", None)], ["deny", "oracle", "approve-all"])
+    assert [(r.approver, r.run_of, r.confirmations, r.utility) for r in results] == [
+        ("deny", None, 0, True), ("oracle", "deny", 0, True), ("approve-all", "deny", 0, True)]
+
+
 def test_without_an_attack_the_obeyer_does_the_users_task(run_scripted):
     results = run_scripted("workspace", [("user_task_0", None), ("user_task_13", None)], ["deny"])
     assert [result.security for result in results] == [None, None]
