@@ -10,6 +10,7 @@ builds the environment, runs the conversation and returns its transcript.
 from __future__ import annotations
 
 import json
+from typing import Callable
 
 from ..browser import first_line
 
@@ -20,8 +21,12 @@ async ({folderUrl, backend, dtype, bundleUrl}) => {
   const {AgentHost} = await import("/web/agent/agent-host.js");
   const client = new window.botpsyRuntime.ModelClient();
   const info = await client.load(folderUrl, {backend, dtype});
+  // Each generation's progress reaches Python as a console line (BrowserConversations.on_step).
+  const onEvent = (event) => {
+    if (event.type === "multi_turn_step") console.log("botpsy-multi-turn-step " + JSON.stringify(event));
+  };
   const agent = await AgentHost.create({model: client, modelUrl: folderUrl, storeName: "botpsy-eval-multi-turn",
-                                        includeBuiltinTools: false, bundleUrl});
+                                        includeBuiltinTools: false, bundleUrl, onEvent});
   window.botpsyMultiTurn = {client, agent};
   return {backend: info.backend, dtype: info.dtype, threads: info.threads, reason: info.reason};
 }
@@ -43,8 +48,11 @@ _CLOSE = """
 class BrowserConversations:
     """One dtype of the folder with an agent worker, in the open harness page."""
 
-    def __init__(self, page, folder_url: str, backend: str, dtype: str, bundle_url: str):
+    def __init__(self, page, folder_url: str, backend: str, dtype: str, bundle_url: str,
+                 on_step: Callable[[dict], None] = lambda progress: None):
         self.page = page
+        self._listener = lambda message: _forward_step(message, on_step)
+        page.on("console", self._listener)
         self.info = page.evaluate(_OPEN, {"folderUrl": folder_url, "backend": backend, "dtype": dtype,
                                           "bundleUrl": bundle_url})
         self.name = f"browser {self.info['dtype']}"
@@ -61,4 +69,11 @@ class BrowserConversations:
                     "error": f"the agent worker failed: {first_line(error)}"}
 
     def close(self) -> None:
+        self.page.remove_listener("console", self._listener)
         self.page.evaluate(_CLOSE)
+
+
+def _forward_step(message, on_step: Callable[[dict], None]) -> None:
+    prefix = "botpsy-multi-turn-step "
+    if message.text.startswith(prefix):
+        on_step(json.loads(message.text[len(prefix):]))

@@ -91,6 +91,11 @@ def run_multi_turn_eval(args) -> int:
                   f"{run.turns}/{run.turns_expected} turns, steps {run.steps_per_turn}, {run.seconds:.0f} s",
                   file=sys.stderr, flush=True)
 
+    def on_step(progress: dict) -> None:
+        if not quiet:
+            print(f"      {progress['case_id']} turn {progress['turn']} step {progress['step']}: "
+                  f"{progress['output_chars']} characters in {progress['seconds']:.1f} s", file=sys.stderr, flush=True)
+
     interrupted = []
 
     def on_interrupt(signum, frame):
@@ -101,7 +106,7 @@ def run_multi_turn_eval(args) -> int:
     stopped = (f"\nstopped: every finished case is in {outputs}; the same command with --resume goes on "
                "from there")
     try:
-        results = run_multi_turn(settings, records, earlier, on_run=on_run, on_stage=on_stage)
+        results = run_multi_turn(settings, records, earlier, on_run=on_run, on_stage=on_stage, on_step=on_step)
     except PlaywrightError as error:
         print(stopped if interrupted else f"\nerror: the browser run failed: {first_line(error)}", file=sys.stderr)
         return 130 if interrupted else 1

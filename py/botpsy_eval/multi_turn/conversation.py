@@ -18,7 +18,7 @@ state it changed) and how each turn ended. checker.py reads the calls that ran f
 from __future__ import annotations
 
 import time
-from typing import AsyncIterator
+from typing import AsyncIterator, Callable
 
 from botpsy_agent.agent import Agent, AgentOptions, Model
 
@@ -31,8 +31,10 @@ AGENT_TOOL_CALLS = {"free": "off", "constrained": "auto"}
 class _RecordingModel:
     """The model, with every generation recorded as a step of the current turn."""
 
-    def __init__(self, model: Model):
+    def __init__(self, model: Model, on_step: Callable[[dict], None]):
         self.model = model
+        self.on_step = on_step
+        self.turn = 0
         self.steps: list[dict] = []  # the current turn's
         self.first_prompt: str | None = None
 
@@ -50,6 +52,8 @@ class _RecordingModel:
         finally:
             step["output"] = "".join(pieces)
             step["seconds"] = round(time.perf_counter() - started, 3)
+            self.on_step({"turn": self.turn, "step": step["step"], "output_chars": len(step["output"]),
+                          "seconds": step["seconds"]})
 
 
 def _agent_options(settings: dict) -> AgentOptions:
@@ -60,12 +64,14 @@ def _agent_options(settings: dict) -> AgentOptions:
                         temperature=0.0, tool_calls=AGENT_TOOL_CALLS[mode])
 
 
-async def run_conversation(case: dict, model: Model, chat_format, settings: dict) -> dict:
+async def run_conversation(case: dict, model: Model, chat_format, settings: dict,
+                           on_step: Callable[[dict], None] = lambda progress: None) -> dict:
     """case: data.MultiTurnCase.for_the_agent(); settings: {"tool_calls": "free"|"constrained",
-    "max_tokens", "max_steps"}. Returns the transcript."""
+    "max_tokens", "max_steps"}; on_step hears {"turn", "step", "output_chars", "seconds"} after
+    each generation (progress of a long case). Returns the transcript."""
     started = time.perf_counter()
     environment = Environment.for_case(case)
-    recorder = _RecordingModel(model)
+    recorder = _RecordingModel(model, on_step)
     agent = Agent(model=recorder, chat_format=chat_format, options=_agent_options(settings))
     state = {"now": environment.state(), "call": None}
 
@@ -91,7 +97,7 @@ async def run_conversation(case: dict, model: Model, chat_format, settings: dict
             turn["functions_added"] = add_tools(added)
         for message in messages[:-1]:
             agent.conversation.add(dict(message))
-        recorder.steps = []
+        recorder.steps, recorder.turn = [], index
         turn_started = time.perf_counter()
         final = None
         async for event in agent.run_turn(messages[-1]["content"]):

@@ -18,6 +18,11 @@ from .conversation import run_conversation
 async def run_case(session, case_json: str, settings_json: str) -> str:
     """session: the worker's botpsy_agent.browser_session.AgentSession (its chat format and
     host); case_json: data.MultiTurnCase.for_the_agent(); returns the transcript as JSON."""
-    transcript = await run_conversation(json.loads(case_json), BridgeModel(session.host),
-                                        session.agent.chat_format, json.loads(settings_json))
+    case = json.loads(case_json)
+
+    def on_step(progress: dict) -> None:  # an agent event for the page: the eval prints it
+        session.host.emit(json.dumps({"type": "multi_turn_step", "case_id": case["id"], **progress}))
+
+    transcript = await run_conversation(case, BridgeModel(session.host), session.agent.chat_format,
+                                        json.loads(settings_json), on_step)
     return json.dumps(transcript, ensure_ascii=False, default=str)

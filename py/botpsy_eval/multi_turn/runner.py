@@ -179,7 +179,8 @@ def engines(settings: MultiTurnSettings) -> list[tuple[tuple[str, str, str], str
 
 def run_multi_turn(settings: MultiTurnSettings, records: RecordsFile, earlier: EarlierMultiTurnRuns | None = None,
                    on_run: Callable[[MultiTurnRun], None] = lambda run: None,
-                   on_stage: Callable[[str], None] = lambda stage: None) -> MultiTurnResults:
+                   on_stage: Callable[[str], None] = lambda stage: None,
+                   on_step: Callable[[dict], None] = lambda progress: None) -> MultiTurnResults:
     from ..pipeline import chat_format_for
 
     started = time.perf_counter()
@@ -232,7 +233,7 @@ def run_multi_turn(settings: MultiTurnSettings, records: RecordsFile, earlier: E
             bundle_url = folder_url.split("/models/")[0] + "/static/build/" + bundle.name
             for dtype in to_load:
                 on_stage(f"loading {dtype} in the browser")
-                conversations = BrowserConversations(page, folder_url, settings.backend, dtype, bundle_url)
+                conversations = BrowserConversations(page, folder_url, settings.backend, dtype, bundle_url, on_step)
                 results.engine_info[conversations.name] = conversations.info
                 try:
                     for engine, backend in browser_engines:
@@ -253,16 +254,20 @@ def run_multi_turn(settings: MultiTurnSettings, records: RecordsFile, earlier: E
             model = _TorchAgentModel(TorchModel(settings.folder, settings.torch_threads))
         chat_format = chat_format_for(settings.folder)
         on_stage("pytorch fp32 free")
-        run_engine(engine, "cpu", lambda case, agent_options: _run_in_cpython(case, model, chat_format, agent_options))
+        run_engine(engine, "cpu",
+                   lambda case, agent_options: _run_in_cpython(case, model, chat_format, agent_options, on_step))
     results.seconds = time.perf_counter() - started
     return results
 
 
-def _run_in_cpython(case: MultiTurnCase, model, chat_format, agent_settings: dict) -> dict:
+def _run_in_cpython(case: MultiTurnCase, model, chat_format, agent_settings: dict, on_step) -> dict:
     from .conversation import run_conversation
 
+    def with_case(progress: dict) -> None:
+        on_step({"case_id": case.id, **progress})
+
     try:
-        return asyncio.run(run_conversation(case.for_the_agent(), model, chat_format, agent_settings))
+        return asyncio.run(run_conversation(case.for_the_agent(), model, chat_format, agent_settings, with_case))
     except Exception as error:  # recorded as a failed case, like a browser failure
         return {"case_id": case.id, "category": case.category, "turns": [], "forced_quit": False,
                 "error": f"{type(error).__name__}: {error}"}
