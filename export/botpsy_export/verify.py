@@ -8,6 +8,11 @@ Figures per dtype (all logits compared are the last position of a call):
   mismatch, so this equals the greedy continuation match without a second run;
 - checks: the per-case max diff for prefills of 1, 7 and 300 tokens in one call followed by
   single-token decode steps, and a 300-token prompt split across two calls.
+
+fp32 passes when every difference is within max(FP32_MAX_ABS_DIFF, FP32_TORCH_NOISE_FACTOR x
+PyTorch's own disagreement between its cached and uncached runs of the same tokens): a model whose
+residual stream reaches thousands (Qwen2.5-Coder-0.5B: ~2,000 from layer 3 on) cannot meet 1e-3
+against itself (1.3e-3 there), while small models keep the 1e-3 bound.
 """
 
 import math
@@ -24,6 +29,7 @@ PREFILL_LENGTHS = (1, 7, 300)
 DECODE_STEPS = 4
 SPLIT_AT = 150
 FP32_MAX_ABS_DIFF = 1e-3
+FP32_TORCH_NOISE_FACTOR = 4.0
 PROMPT_MESSAGES = [
     {"role": "system", "content": "You are a concise assistant."},
     {"role": "user", "content": "Name three colours of the sea and say why it changes colour."},
@@ -47,6 +53,7 @@ class Reference:
     greedy_logits: np.ndarray  # [GREEDY_TOKENS + 1, vocab]: after the prompt, then after each greedy token
     long_ids: list
     long_logits: np.ndarray  # [len(long_ids), vocab]
+    torch_cached_vs_uncached: float  # max |diff|: long_ids[:1] then decode steps via HF's cache, vs long_logits
 
 
 def prompt_token_ids(arch: Architecture, messages=PROMPT_MESSAGES) -> list:
@@ -76,12 +83,15 @@ def build_reference(arch: Architecture, on_step=lambda: None) -> Reference:
     long_ids = generator.integers(0, vocab, max(PREFILL_LENGTHS) + DECODE_STEPS).tolist()
     long_logits = arch.reference_logits(torch.tensor([long_ids])).numpy()
     on_step()
-    return Reference(prompt, tokens[len(prompt):-1], np.stack(rows), long_ids, long_logits)
+    cached = arch.reference_cached_logits(long_ids[:1 + DECODE_STEPS], 1).numpy()
+    torch_noise = float(np.abs(cached - long_logits[:1 + DECODE_STEPS]).max())
+    on_step()
+    return Reference(prompt, tokens[len(prompt):-1], np.stack(rows), long_ids, long_logits, torch_noise)
 
 
 def verification_steps() -> int:
     """How many progress ticks `build_reference` makes."""
-    return GREEDY_TOKENS + 2
+    return GREEDY_TOKENS + 3
 
 
 def verify_graph(graph_path, arch: Architecture, reference: Reference, dtype: str) -> dict:
@@ -131,8 +141,11 @@ def verify_graph(graph_path, arch: Architecture, reference: Reference, dtype: st
         "finite": all_finite,
     }
     if dtype == "fp32":
-        result["criteria"] = f"max_abs_logit_diff <= {FP32_MAX_ABS_DIFF} and greedy_match == 1.0"
-        result["passed"] = bool(all_finite and result["max_abs_logit_diff"] <= FP32_MAX_ABS_DIFF
+        bound = max(FP32_MAX_ABS_DIFF, FP32_TORCH_NOISE_FACTOR * reference.torch_cached_vs_uncached)
+        result["torch_cached_vs_uncached"] = reference.torch_cached_vs_uncached
+        result["criteria"] = (f"max_abs_logit_diff <= {bound:.3g} (max of {FP32_MAX_ABS_DIFF} and "
+                              f"{FP32_TORCH_NOISE_FACTOR:g} x torch_cached_vs_uncached) and greedy_match == 1.0")
+        result["passed"] = bool(all_finite and result["max_abs_logit_diff"] <= bound
                                 and result["greedy_match"] == 1.0)
     else:
         result["criteria"] = "report only: finite logits"

@@ -9,6 +9,7 @@ from botpsy_web.cli import main
 def test_cli_exits_1_and_keeps_the_manifest_when_fp32_parity_fails(tmp_path, monkeypatch, capsys):
     # A tolerance no real graph meets stands in for a broken export.
     monkeypatch.setattr(verify, "FP32_MAX_ABS_DIFF", 0.0)
+    monkeypatch.setattr(verify, "FP32_TORCH_NOISE_FACTOR", 0.0)
     out = tmp_path / "tiny"
     status = main(["export", "--model", "tiny-qwen3.5", "--out", str(out), "--dtype", "fp32", "--quiet"])
     captured = capsys.readouterr()

@@ -110,6 +110,17 @@ class Architecture:
         with torch.no_grad():
             return self.model(input_ids=input_ids, use_cache=False).logits[0].float()
 
+    def reference_cached_logits(self, input_ids: list, first: int) -> torch.Tensor:
+        """PyTorch fp32 last-position logits after input_ids[:first] in one call, then after each
+        later token fed alone through Hugging Face's own cache: [len(input_ids) - first + 1, vocab]."""
+        with torch.no_grad():
+            output = self.model(input_ids=torch.tensor([input_ids[:first]]), use_cache=True)
+            rows = [output.logits[0, -1].float()]
+            for token in input_ids[first:]:
+                output = self.model(input_ids=torch.tensor([[token]]), cache=output.cache, use_cache=True)
+                rows.append(output.logits[0, -1].float())
+        return torch.stack(rows)
+
     def reference_greedy_logits(self, prompt_ids: list, steps: int):
         """Yield PyTorch fp32 last-position logits for the prompt, then after each greedy token
         (Hugging Face's own cache), `steps` rows in all."""
