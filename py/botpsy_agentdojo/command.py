@@ -101,6 +101,7 @@ def run(args) -> int:
         done[0] += 1
         if outputs:
             outputs.write(json.dumps(result.as_json()) + "\n")
+            outputs.flush()  # a long browser run stopped early keeps what it did
         if args.model != "scripted" or done[0] % 100 == 0 or done[0] == total:
             print(f"[{done[0]}/{total}] {time.perf_counter() - started:.0f} s  {result.approver} {result.suite} "
                   f"{result.user_task} {result.injection_task or '(no attack)'}: utility {result.utility}, "
