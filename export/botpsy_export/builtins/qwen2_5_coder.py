@@ -40,7 +40,7 @@ def qwen2_5_coder_gguf_path(progress: Progress | None = None) -> Path:
 
 
 def load_qwen2_5_coder():
-    return load_gguf(qwen2_5_coder_gguf_path())
+    return load_gguf(qwen2_5_coder_gguf_path(), tokenizer_cache=cache_dir() / f"tokenizer-{GGUF.sha256[:12]}")
 
 
 def revision_parts() -> list[str]:
