@@ -73,12 +73,12 @@ def visits(browser, base_url: str, model: str, dtype: str) -> tuple[float, float
     """(new visitor, returning visitor) seconds in one fresh profile."""
     context = browser.new_context()
     page = context.new_page()
-    page.set_default_timeout(300_000)
+    page.set_default_timeout(600_000)
     new = first_answer_seconds(page, base_url, model, dtype, new_visitor=True)
     wait_until_offline_ready(page)
     page.close()
     page = context.new_page()
-    page.set_default_timeout(300_000)
+    page.set_default_timeout(600_000)
     returning = first_answer_seconds(page, base_url, model, dtype, new_visitor=False)
     context.close()
     return new, returning
