@@ -277,6 +277,35 @@ def test_the_sanitizer_alone_refuses_html_a_markdown_parser_bug_would_let_throug
     assert 'class="align-right"' in by_piece[extra[4]]
 
 
+# Streams each text character by character into a MarkdownView; returns the texts where an
+# element count dropped between two renders, or where the end differs from a one-shot render.
+FLICKER_CHECK = """async (texts) => {
+    const { MarkdownView } = await import('/web/ui/streaming-markdown.js');
+    const failures = [];
+    for (const text of texts) {
+        const box = document.createElement('div');
+        const view = new MarkdownView(box);
+        const counts = () => {
+            const found = {};
+            for (const node of box.querySelectorAll('*')) found[node.nodeName] = (found[node.nodeName] || 0) + 1;
+            return found;
+        };
+        let before = {};
+        for (let end = 1; end <= text.length + 1; end += 1) {
+            if (end <= text.length) view.update(text.slice(0, end)); else view.finish();
+            const now = counts();
+            const dropped = Object.keys(before).filter((name) => (now[name] || 0) < before[name]);
+            if (dropped.length) { failures.push({ text: text.slice(0, end), dropped }); break; }
+            before = now;
+        }
+        const once = document.createElement('div');
+        once.append(markdown.renderMarkdown(text));
+        if (once.innerHTML !== box.innerHTML) failures.push({ text, differs: true });
+    }
+    return failures;
+}"""
+
+
 def element_counts(shape):
     counts = {}
     for name in shape:
@@ -361,33 +390,6 @@ FUZZ_PIECES = ["**bold**", "*em*", "_u_", "`code`", "[link](https://a.example/x)
                "```py", "x = [1, 2]", "word", "more words here", "![img](https://c.example/i.png)", "<b>html</b>",
                "&amp;", "\\*esc\\*", "**unclosed", "`open", "   - nested", "text:", "1.5 litres", "***", "__x__"]
 FUZZ_BLOCKS = ["| a | b |\n|---|---|\n| 1 | `2` |", "```js\nlet x = [1];\n```", "1. one\n2. **two**", "> quote\n> more"]
-FLICKER_CHECK = """async (texts) => {
-    const { MarkdownView } = await import('/web/ui/streaming-markdown.js');
-    const failures = [];
-    for (const text of texts) {
-        const box = document.createElement('div');
-        const view = new MarkdownView(box);
-        const counts = () => {
-            const found = {};
-            for (const node of box.querySelectorAll('*')) found[node.nodeName] = (found[node.nodeName] || 0) + 1;
-            return found;
-        };
-        let before = {};
-        for (let end = 1; end <= text.length + 1; end += 1) {
-            if (end <= text.length) view.update(text.slice(0, end)); else view.finish();
-            const now = counts();
-            const dropped = Object.keys(before).filter((name) => (now[name] || 0) < before[name]);
-            if (dropped.length) { failures.push({ text: text.slice(0, end), dropped }); break; }
-            before = now;
-        }
-        const once = document.createElement('div');
-        once.append(markdown.renderMarkdown(text));
-        if (once.innerHTML !== box.innerHTML) failures.push({ text, differs: true });
-    }
-    return failures;
-}"""
-
-
 def random_answers(seed, count):
     rng = random.Random(seed)
     answers = []
