@@ -136,3 +136,23 @@ def test_bad_options_say_what_is_wrong(tmp_path):
     with pytest.raises(SiteBuildError, match="not an earlier build-site output"):
         build_site(SiteOptions(out=tmp_path / "busy"))
     assert (tmp_path / "busy" / "thesis.tex").read_text() == "mine"
+
+
+def test_the_command_reports_a_bad_option_and_the_build(tmp_path, agent_bundle, capsys):
+    import argparse
+
+    from botpsy_web.site import command
+
+    parser = argparse.ArgumentParser()
+    command.register(parser.add_subparsers())
+    args = parser.parse_args(["build-site", str(tmp_path / "out"), "--base-url", "https://example.org/sub/"])
+    assert args.func(args) == 2
+    assert "error: --base-url must be the root of an origin" in capsys.readouterr().out
+    model = fake_model(tmp_path / "models")
+    args = parser.parse_args(["build-site", str(tmp_path / "out"), "--models", str(model.parent),
+                              "--base-url", "https://botpsy.example.org/"])
+    assert args.func(args) == 0
+    printed = capsys.readouterr().out
+    assert "model fake-model:" in printed
+    assert '<script type="module" src="https://botpsy.example.org/web/widget.js"></script>' in printed
+    assert "server_name botpsy.example.org;" in (tmp_path / "out" / "nginx.conf").read_text()
