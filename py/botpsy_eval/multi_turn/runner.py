@@ -191,8 +191,12 @@ def run_multi_turn(settings: MultiTurnSettings, records: RecordsFile, earlier: E
     max_steps = bfcl_step_limit()
     agent_settings = {"max_tokens": settings.max_tokens, "max_steps": max_steps}
 
+    # Read once, at the start: the weights an engine loads then are the ones it runs, whatever
+    # happens to the folder meanwhile (an export written again in place).
+    weights = {engine: weights_identity(settings.folder, engine) for engine, _ in engines(settings)}
+
     def identity(engine, backend) -> dict:
-        return {"model": model_name, "weights": weights_identity(settings.folder, engine), "backend": backend,
+        return {"model": model_name, "weights": weights[engine], "backend": backend,
                 "max_tokens": settings.max_tokens, "max_steps": max_steps}
 
     def key(engine, backend, case) -> tuple:
