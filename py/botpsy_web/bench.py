@@ -136,6 +136,8 @@ class BenchPage:
         self.page.goto(base_url + BENCH_PAGE)
         self.page.wait_for_function("window.benchReady === true")
         self.page.evaluate("name => bench.useEngine(name)", engine)
+        # (ids sent, tokens the engine saw) where they differ: wllama takes the prompt as text
+        self.prompt_mismatches: list[tuple[int, int]] = []
 
     def call(self, method: str, *args):
         return self.page.evaluate(f"args => bench.{method}(...args)", list(args))
@@ -145,7 +147,10 @@ class BenchPage:
         options = {"maxTokens": max_tokens, "reusePrefix": reuse_prefix}
         if draft_tokens is not None:
             options["draftTokens"] = draft_tokens
-        return self.call("generate", prompt_ids, options)
+        run = self.call("generate", prompt_ids, options)
+        if run.get("promptTokens") not in (None, len(prompt_ids)):
+            self.prompt_mismatches.append((len(prompt_ids), run["promptTokens"]))
+        return run
 
     def close(self):
         try:
@@ -181,6 +186,7 @@ class EngineRuns:
                 "backend": cached["backend"], "dtype": cached["dtype"], "format": cached["dtype"],
                 "threads": cached["threads"],
                 "load_cold_s": cold["loadMs"] / 1000, "load_cached_s": cached["loadMs"] / 1000}
+            log(f"    {engine} load: {cold['loadMs'] / 1000:.2f} s cold, {cached['loadMs'] / 1000:.2f} s from cache")
 
     def _fail(self, engine, error):
         message = str(error).splitlines()[0]
@@ -210,9 +216,14 @@ class EngineRuns:
                 values = [summarize(run) for run in runs]
                 self.figures[engine][key] = statistics.median(values)
                 self.figures[engine][f"{key}_runs"] = values
+                log(f"    {engine} {key}: {self.figures[engine][key]:.4g}")  # figures as they come, for long runs
 
     def close(self):
-        for page in self.pages.values():
+        for engine, page in self.pages.items():
+            if engine in self.figures:
+                self.figures[engine]["prompt_token_mismatches"] = page.prompt_mismatches
+                if page.prompt_mismatches:
+                    log(f"  {engine} saw other prompt lengths than the ids sent: {page.prompt_mismatches[:5]}")
             page.close()
 
 
@@ -236,6 +247,7 @@ def measure_backend(context, base_url, engines, load_options, prompts, repeats) 
             memory = page.call("memory")
             if memory:
                 runs.figures[engine].update(memory_bytes=memory["bytes"], memory_bytes_workers=memory["workerBytes"])
+                log(f"    {engine} memory: {memory['bytes'] / 1e6:.0f} MB ({memory['workerBytes'] / 1e6:.0f} MB in workers)")
 
         log("  agent scenario")
         results = runs.alternate(repeats, lambda engine, page, run: run_agent_variants(engine, page, prompts))
