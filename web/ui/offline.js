@@ -59,7 +59,7 @@ export function isolationMode() {
   return {
     isolated: false,
     text: controlled
-      ? "Not cross-origin isolated: one WASM thread. Reload the page: its service worker adds the isolation headers this host does not send."
-      : "Not cross-origin isolated: one WASM thread (this host sends no COOP/COEP headers and no service worker controls the page yet).",
+      ? "Not cross-origin isolated (WASM runs on one thread). Reload the page: its service worker adds the isolation headers this host does not send."
+      : "Not cross-origin isolated (WASM runs on one thread): this host sends no COOP/COEP headers and no service worker controls the page yet.",
   };
 }
