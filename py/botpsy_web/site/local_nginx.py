@@ -62,10 +62,12 @@ class LocalNginx:
         work.mkdir(parents=True, exist_ok=True)
         self.url = f"http://127.0.0.1:{port}"
         config = main_config(out, work)
-        check = subprocess.run([NGINX, "-t", "-p", str(work), "-c", str(config)], capture_output=True, text=True)
+        # -e: the startup log too goes to `work` (not /var/log/nginx, which a user may not open).
+        flags = ["-p", str(work), "-c", str(config), "-e", str(work / "error.log")]
+        check = subprocess.run([NGINX, "-t", *flags], capture_output=True, text=True)
         if check.returncode != 0:
             raise RuntimeError(f"the generated nginx.conf does not pass `nginx -t`: {check.stderr}")
-        self.process = subprocess.Popen([NGINX, "-p", str(work), "-c", str(config)],
+        self.process = subprocess.Popen([NGINX, *flags],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_until_listening(self.url + "/", self.process, work / "error.log")
 
