@@ -13,7 +13,7 @@ from xgrammar.testing import _is_grammar_accept_string
 
 from botpsy_agent.browser_session import builtin_tools
 from botpsy_agent.chat_format import ChatFormat
-from botpsy_agent.grammar import logits_processor_spec, structural_tag
+from botpsy_agent.grammar import logits_processor_spec, structural_tag, untagged_call
 from botpsy_agent.parsing import ModelOutputParser
 from botpsy_agent.validation import check_arguments
 
@@ -387,6 +387,18 @@ def test_the_end_of_turn_token_is_impossible_inside_a_call_and_allowed_outside(e
     feed(rest[20:])
     assert all(allowed(stop) for stop in stops)
     assert matcher.accept_token(stops[0]) and matcher.is_terminated()
+    if manifest["tool_call_format"] != "hermes_json":
+        return
+    # A call object opened without tags at the reply's start (its own grammar): no stop until it is whole.
+    matcher = xgr.GrammarMatcher(xgr.GrammarCompiler(info).compile_grammar(
+        untagged_call(BUILTIN_SPECS, "hermes_json", dialect="pypi")["grammar"]))
+    untagged = bare_call("notes_search", {"query": "milk"})
+    feed(untagged[:len('{"name": "notes_search"')])
+    assert not any(allowed(stop) for stop in stops)
+    feed(untagged[len('{"name": "notes_search"'):-1])
+    assert not any(allowed(stop) for stop in stops)
+    feed("}")
+    assert all(allowed(stop) for stop in stops)
 
 
 # --- Hermes JSON calls opened without tags (Qwen2.5-Coder's own dialect) ------------------
@@ -402,54 +414,44 @@ def fenced_call(name, arguments):
 UNTAGGED = {"bare_json": bare_call, "fenced_json": fenced_call}
 
 
+def untagged_grammar(tools, mode="auto"):
+    return xgr.Grammar.from_ebnf(untagged_call(tools, "hermes_json", mode, dialect="pypi")["grammar"])
+
+
 @pytest.mark.parametrize("opening", sorted(UNTAGGED))
 @pytest.mark.parametrize("name, arguments", RICH_CALLS, ids=["required-only", "everything", "no-arguments"])
-def test_a_reply_that_opens_a_call_without_tags_is_constrained_like_a_tagged_one(opening, name, arguments):
-    grammar = grammar_for(RICH_TOOLS, "hermes_json")
+def test_a_call_opened_without_tags_gets_a_grammar_of_its_own_that_the_parser_reads_back(opening, name, arguments):
+    grammar = untagged_grammar(RICH_TOOLS)
     text = UNTAGGED[opening](name, arguments)
     assert accepts(grammar, text), text
     [call] = read_back(text, "hermes_json", RICH_SCHEMAS)
     assert (call.name, call.arguments, call.error, call.opening) == (name, arguments, None, opening)
     assert check_arguments(call.arguments, RICH_SCHEMAS[name]) == []
     assert not accepts(grammar, text + "\nThat is the call.")  # the call is the whole reply
+    assert accepts(grammar, "\n " + text.replace('{"name": ', '{ "name" :', 1))  # whitespace the parser allows
 
 
 @pytest.mark.parametrize("opening", sorted(UNTAGGED))
-@pytest.mark.parametrize("case", sorted(set(WRONG_CALLS) - {"unknown tool"}))
+@pytest.mark.parametrize("case", sorted(WRONG_CALLS))
 def test_wrong_untagged_calls_are_rejected(opening, case):
     name, arguments = WRONG_CALLS[case]
-    assert not accepts(grammar_for(RICH_TOOLS, "hermes_json"), UNTAGGED[opening](name, arguments))
+    assert not accepts(untagged_grammar(RICH_TOOLS), UNTAGGED[opening](name, arguments))
 
 
-def test_the_openings_count_at_the_start_of_the_reply_only_and_for_offered_tools_only():
-    grammar = grammar_for(RICH_TOOLS, "hermes_json")
-    wrong = bare_call("book_trip", {"city": "Lima", "nights": "three"})
-    for free in (f"Here it is: {wrong}",                      # mid-reply: prose, left free
-                 f"Here it is:\n```json\n{wrong}\n```",        # prose before the fence too
-                 '{"name": "Ada", "born": 1815}',              # a name no tool has: JSON data
-                 '{"name": "book_trips", "x": 1}',             # ... even one that starts like a tool's
-                 '{"city": "Rome", "name": "book_trip"}',      # name is not the first key
-                 "```python\nprint(1)\n```", "{", "```json\n"):
-        assert accepts(grammar, free), free
-        assert read_back(free, "hermes_json", RICH_SCHEMAS) == []
-    # Once an offered tool's name opens the reply, a call it is (as llama.cpp's trigger): the
-    # grammar cannot know that prose would follow, so none may.
-    assert not accepts(grammar, f"```json\n{bare_call('ping', {})}\n```\nIt pings.")
-    # whitespace the parser allows around the opening is constrained too
-    assert not accepts(grammar, '\n {"name" :  "book_trip", "arguments": {"city": "Rome"}}')
-    assert accepts(grammar, '\n {"name" :  "ping", "arguments": {}}')
-    # a <tool_call> right after a "{" or a fence is still seen and constrained
-    assert not accepts(grammar, '{<tool_call>\n{"name": "nothing", "arguments": {}}\n</tool_call>')
-    assert accepts(grammar, '```<tool_call>\n{"name": "ping", "arguments": {}}\n</tool_call>')
+def test_the_untagged_call_watch_in_the_spec():
+    """What the processor gets: the parser's own openings automaton, the offered names, and the
+    call grammar ("auto") or forbid ("none"); nothing for XML, "required", a named tool, thinking
+    open, or no tools (the structural tag alone, as before)."""
+    from botpsy_agent.parsing.json_reply import OPENING_STATES
 
-
-def test_none_forbids_untagged_calls_too_but_not_json_data():
-    grammar = grammar_for(RICH_TOOLS, "hermes_json", "none")
-    assert not accepts(grammar, bare_call("ping", {})) and not accepts(grammar, fenced_call("ping", {}))
-    assert accepts(grammar, '{"name": "Ada", "born": 1815}') and accepts(grammar, f"Say {bare_call('ping', {})}")
-
-
-def test_with_thinking_open_only_tagged_calls_are_constrained():
-    """The reply's start is after </think> then, not at the output's start."""
-    tag, _ = structural_tag(RICH_TOOLS, "hermes_json", "auto", thinking=True, dialect="pypi")
-    assert tag["format"]["type"] == "triggered_tags"
+    spec = logits_processor_spec(RICH_TOOLS, "hermes_json", dialect="pypi")
+    watch = spec["args"]["untaggedCall"]
+    assert watch["openings"] == OPENING_STATES and watch["tools"] == ["book_trip", "ping"]
+    assert watch["grammar"] == untagged_call(RICH_TOOLS, "hermes_json", dialect="pypi")["grammar"]
+    assert logits_processor_spec(RICH_TOOLS, "hermes_json", "none")["args"]["untaggedCall"]["forbid"] is True
+    for tools, tool_call_format, mode, thinking in ((RICH_TOOLS, "qwen3_coder_xml", "auto", False),
+                                                    (RICH_TOOLS, "hermes_json", "required", False),
+                                                    (RICH_TOOLS, "hermes_json", "ping", False),
+                                                    (RICH_TOOLS, "hermes_json", "auto", True), ([], "hermes_json", "auto", False)):
+        spec = logits_processor_spec(tools, tool_call_format, mode, thinking=thinking)
+        assert "untaggedCall" not in spec["args"], (tool_call_format, mode, thinking)

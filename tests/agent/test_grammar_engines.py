@@ -12,7 +12,8 @@ import xgrammar as xgr
 from xgrammar.testing import _is_grammar_accept_string
 
 from botpsy_agent.browser_session import builtin_tools
-from botpsy_agent.grammar import structural_tag
+from botpsy_agent.grammar import structural_tag, untagged_call
+from botpsy_agent.parsing.json_reply import JsonReply
 from botpsy_web import REPO_ROOT
 
 BUNDLE = REPO_ROOT / "node_modules/@mlc-ai/web-xgrammar/lib/index.js"
@@ -91,5 +92,51 @@ def test_both_builds_accept_and_reject_the_same_calls(web_accepts):
             grammar = xgr.Grammar.from_structural_tag(json.dumps(pypi))
             cases.append({"tag": web, "strings": TEXTS})
             expected.append([_is_grammar_accept_string(grammar, text) for text in TEXTS])
+    # the grammar of a call opened without tags (Hermes JSON "auto")
+    web = untagged_call(SPECS, "hermes_json", dialect="web")["grammar"]
+    pypi = xgr.Grammar.from_ebnf(untagged_call(SPECS, "hermes_json", dialect="pypi")["grammar"])
+    cases.append({"tag": {"type": "structural_tag", "format": {"type": "grammar", "grammar": web}}, "strings": TEXTS})
+    expected.append([_is_grammar_accept_string(pypi, text) for text in TEXTS])
+    assert any(expected[-1])
     assert web_accepts(cases) == expected
     assert any(any(results) for results in expected) and not all(all(results) for results in expected)
+
+
+CLASSIFY_SCRIPT = """
+import(process.argv[2]).then(({classifyReplyStart}) => {
+  let input = "";
+  process.stdin.on("data", (chunk) => { input += chunk; }).on("end", () => {
+    const {watch, strings} = JSON.parse(input);
+    console.log(JSON.stringify(strings.map((text) => classifyReplyStart(text, watch))));
+  });
+});
+"""
+
+
+def _python_status(text, tools):
+    reply = JsonReply(tools)
+    if not reply.feed(text):
+        return "prose"
+    return "call" if reply.name is not None else "undecided"
+
+
+def test_the_runtime_sees_a_reply_start_as_the_parser_does(tmp_path):
+    """web/runtime/grammar/untagged-call.js decides when a reply has opened a call without tags
+    (and hands it to the call's grammar) exactly where the parser decides it is one: every
+    prefix of replies that are calls, prose, or neither yet."""
+    node = shutil.which("node")
+    assert node, "Node.js is needed (./run.sh installs it with npm)"
+    shutil.copy(REPO_ROOT / "web/runtime/grammar/untagged-call.js", tmp_path / "untagged-call.mjs")
+    (tmp_path / "classify.mjs").write_text(CLASSIFY_SCRIPT)
+    watch = untagged_call(SPECS, "hermes_json")
+    replies = ['{"name": "notes_search", "arguments": {"query": "milk"}}', '```json\n{"name": "files_list", "arguments": {}}\n```',
+               '\n ```  \n { "name" :\t"calculator"', '{"name": "notes_searching"', '{"name": "Ada"}', '```python\nx',
+               '{"name": "notes\\u005fsearch"', '<tool_call>', 'Sure: {"name": "calculator"', '{"nam": 1}', '``json']
+    strings = sorted({reply[:size] for reply in replies for size in range(len(reply) + 1)})
+    done = subprocess.run([node, str(tmp_path / "classify.mjs"), str(tmp_path / "untagged-call.mjs")],
+                          input=json.dumps({"watch": watch, "strings": strings}), capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    expected = [_python_status(text, watch["tools"]) for text in strings]
+    assert json.loads(done.stdout) == expected
+    assert {"call", "prose", "undecided"} <= set(expected)

@@ -122,16 +122,3 @@ def text_until(rules: Rules, stop: str | None, forbidden: tuple[str, ...] = ()) 
         return rules.add("text", f"{text} {literal(stop)}") if stop else text
     return rules.once(("text_until", stop, forbidden), build)
 
-
-def text_with_tags(rules: Rules, tags: tuple[tuple[str, str], ...]) -> str:
-    """A rule for any text to the end of the output in which each (trigger, rule) of `tags`
-    leads into its rule (which writes what follows the trigger), then text again: what a
-    structural tag's triggered_tags is made of, for grammars that start it themselves."""
-    def build() -> str:
-        dispatch = [f"({literal(trigger)}, {rule})" for trigger, rule in tags]
-        if rules.dialect == "web":
-            ending = ["stop_eos=true", "stop_str=()", "loop_after_dispatch=true"]
-        else:
-            ending = ["loop_after_dispatch=true", "excludes=()"]
-        return rules.add("text_with_tags", f"TagDispatch({', '.join(dispatch + ending)})")
-    return rules.once(("text_with_tags", tags), build)

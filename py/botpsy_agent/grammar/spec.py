@@ -7,8 +7,9 @@ every token must fit the call grammar of the model's format (qwen_xml.py, hermes
 then text is free again and another call may follow. The end-of-turn token is impossible
 inside a call. In the Hermes JSON format, "auto" also constrains a call opened without tags
 at the very start of the reply, a bare `{"name": "` or a ```json fence, as the parser reads
-one (parsing/json_reply.py), and "none" forbids it too (reply_openings.py). The model worker
-compiles and applies it (web/runtime/grammar/).
+one (parsing/json_reply.py), and "none" forbids it: the processor watches the reply's start
+and then applies that call's own grammar (`untaggedCall`, reply_openings.py). The model
+worker compiles and applies it all (web/runtime/grammar/).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from .ebnf import Rules, text_until
 from .hermes_json import hermes_json_call, hermes_json_rules
 from .json_values import GrammarNotes
 from .qwen_xml import qwen_xml_call
-from .reply_openings import reply_with_openings
+from .reply_openings import untagged_call_grammar, untagged_call_watch
 
 PROCESSOR_NAME = "tool-call-grammar"
 CALL_OPEN, CALL_CLOSE, THINK_CLOSE = "<tool_call>", "</tool_call>", "</think>"
@@ -76,15 +77,6 @@ def structural_tag(tools: list[dict], tool_call_format: str, mode: str = "auto",
     if mode == "required" and not schemas:
         raise ValueError('toolCalls "required" needs at least one tool offered')
     notes = GrammarNotes()
-    if mode in ("auto", "none") and schemas and tool_call_format == "hermes_json" and not thinking:
-        # A call may also open untagged at the reply's start (with thinking open, the start
-        # is after </think>: the tags alone are constrained there).
-        rules = Rules(dialect)
-        if mode == "auto":
-            root = reply_with_openings(rules, *hermes_json_rules(rules, schemas, notes, opened=True))
-        else:
-            root = reply_with_openings(rules, None, {name: "" for name in names})
-        return {"type": "structural_tag", "format": {"type": "grammar", "grammar": rules.text(root)}}, notes.notes
     if mode == "none" or not schemas:
         return {"type": "structural_tag", "format": _free_text(dialect, None, CALL_OPEN)}, notes.notes
     calls = _call_tag(schemas, tool_call_format, notes, dialect)
@@ -116,10 +108,32 @@ def logits_processor_spec(tools: list[dict], tool_call_format: str | None, mode:
     key = json.dumps([tools, tool_call_format, mode, thinking, dialect], sort_keys=True, default=repr)
     if key not in _built:
         tag, notes = structural_tag(tools, tool_call_format, mode, thinking, dialect)
-        _built[key] = json.dumps({"name": PROCESSOR_NAME, "args": {"structuralTag": tag, "notes": notes}})
+        args = {"structuralTag": tag, "notes": notes}
+        watch = untagged_call(tools, tool_call_format, mode, thinking, dialect)
+        if watch is not None:
+            args["untaggedCall"] = watch
+        _built[key] = json.dumps({"name": PROCESSOR_NAME, "args": args})
         while len(_built) > _MAX_BUILT:
             del _built[next(iter(_built))]
     return json.loads(_built[key])  # a fresh copy: callers may change theirs
+
+
+def untagged_call(tools: list[dict], tool_call_format: str, mode: str = "auto", thinking: bool = False,
+                  dialect: str = "web") -> dict | None:
+    """The `untaggedCall` args (reply_openings.py) for a Hermes JSON reply that may be one call
+    object without tags: for "auto" and "none" with tools offered; None otherwise, and with
+    thinking open (the reply's start is after </think> then: the tags alone are watched)."""
+    if tool_call_format != "hermes_json" or thinking or mode not in ("auto", "none"):
+        return None
+    schemas = tool_schemas(tools)
+    if not schemas:
+        return None
+    names = [tool.name for tool in schemas]
+    if mode == "none":
+        return untagged_call_watch(names, None)
+    rules = Rules(dialect)
+    _, rests = hermes_json_rules(rules, schemas, GrammarNotes(), opened=True)  # notes: the structural tag's
+    return untagged_call_watch(names, rules.text(untagged_call_grammar(rules, rests)))
 
 
 def _call_tag(schemas: list[ToolSchema], tool_call_format: str, notes: GrammarNotes, dialect: str) -> dict:

@@ -13,14 +13,21 @@
 // each position is still masked before its token is picked, so a guess the grammar
 // rejects can never be kept; trimDraft also stops guessing at the first token the
 // grammar would refuse, so no model call is spent on it.
+//
+// With args.untaggedCall (Hermes JSON), the reply's start is also watched for a call written
+// without tags (untagged-call.js); once one is known, that call's own matcher takes over from
+// the structural tag's for the rest of the reply. A token that completes such an opening but
+// could not continue the call is refused like any other. No tokens are guessed while watching.
 import {grammarEngineFor} from "./xgrammar-engine.js";
 import {applyTokenBitmask} from "./token-bitmask.js";
+import {UntaggedCallWatch, checkUntaggedCallArgs} from "./untagged-call.js";
 
 /**
  * @typedef {object} ToolCallGrammarArgs
  * @property {object} structuralTag  xgrammar structural tag (triggered on <tool_call>; for Hermes JSON also on
  *                                   an untagged call object at the reply's start: py/botpsy_agent/grammar/reply_openings.py)
  * @property {string[]} [notes]      what the grammar leaves unconstrained, and why
+ * @property {import("./untagged-call.js").UntaggedCallArgs} [untaggedCall]  a call opened without tags (Hermes JSON)
  */
 
 const notesShown = new Set();
@@ -38,29 +45,53 @@ export async function createToolCallGrammar(args, {tokenizer, manifest, vocabSiz
     notesShown.add(note);
     console.info(`botpsy: tool-call grammar leaves a value unconstrained: ${note}`);
   }
+  const untaggedArgs = args.untaggedCall === undefined ? null : checkUntaggedCallArgs(args.untaggedCall);
   const engine = await grammarEngineFor(tokenizer, {vocabSize, stopTokenIds: manifest.eos_token_ids ?? []});
   const {compiled, compileMs} = await engine.compileStructuralTag(JSON.stringify(structuralTag));
   const matcher = await engine.createMatcher(compiled);
-  return new ToolCallGrammar(matcher, new Set(manifest.eos_token_ids ?? []), compileMs, engine.setupMs);
+  let untagged = null;
+  let callCompileMs = 0;
+  if (untaggedArgs) {
+    let createCallMatcher = null;
+    if (!untaggedArgs.forbid) {
+      const call = await engine.compileStructuralTag(JSON.stringify(
+        {type: "structural_tag", format: {type: "grammar", grammar: untaggedArgs.grammar}}));
+      callCompileMs = call.compileMs;
+      createCallMatcher = () => engine.createMatcher(call.compiled);
+    }
+    untagged = {watch: new UntaggedCallWatch(untaggedArgs, (id) => tokenizer.decode([id])), createCallMatcher};
+  }
+  return new ToolCallGrammar(matcher, new Set(manifest.eos_token_ids ?? []), compileMs + callCompileMs,
+                             engine.setupMs, untagged);
 }
 
 class ToolCallGrammar {
-  constructor(matcher, stopIds, compileMs, engineSetupMs) {
+  constructor(matcher, stopIds, compileMs, engineSetupMs, untagged = null) {
     this.matcher = matcher;
+    this.watch = untagged?.watch ?? null;       // the reply's start, while it may be an untagged call
+    this.createCallMatcher = untagged?.createCallMatcher ?? null;  // null: such a call is refused
+    this.callMatcher = null;                    // that call's matcher, once the call is known
+    this.lastAccept = null;                     // what the last accept did, for unaccept
     this.stopIds = stopIds;
     this.maskMs = 0;
     this.masks = 0;
     this.refused = 0;      // picked tokens taken back (they completed a forbidden string)
+    this.untaggedCalls = 0;  // calls opened without tags that the grammar took over
     this.nextMask = null;  // the mask after the last accepted token, computed by accept
     this.compileMs = compileMs;
     this.engineSetupMs = engineSetupMs;  // the vocabulary's table, once per loaded model
   }
 
+  /** The matcher in charge: the untagged call's once it is known, else the structural tag's. */
+  get active() {
+    return this.callMatcher ?? this.matcher;
+  }
+
   /** Masks what the grammar does not allow next. Returns a promise (the library's mask is async). */
   async process(logits) {
-    if (this.matcher.isTerminated()) return;  // after the stop token: no mask may be asked
+    if (this.active.isTerminated()) return;  // after the stop token: no mask may be asked
     const started = performance.now();
-    const mask = this.nextMask ?? await this.matcher.getNextTokenBitmask();
+    const mask = this.nextMask ?? await this.active.getNextTokenBitmask();
     this.nextMask = null;
     applyTokenBitmask(logits, mask);
     this.maskMs += performance.now() - started;
@@ -69,17 +100,58 @@ class ToolCallGrammar {
 
   /** Moves the matcher on; resolves to false (token taken back) when nothing could follow it. */
   async accept(tokenId) {
-    if (this.matcher.isTerminated()) return true;
-    if (!this.matcher.acceptToken(tokenId)) {
+    const watched = this.callMatcher === null && this.watch?.watching;
+    this.lastAccept = this.callMatcher ? "call" : watched ? "watched" : "tag";
+    if (!(await this.#acceptInto(this.active, tokenId))) return false;
+    if (!watched || this.watch.push(tokenId) !== "call") return true;
+    if (await this.#openUntaggedCall()) return true;
+    this.matcher.rollBack(1);  // a call that cannot open here (or may not at all): refused
+    this.watch.pop();
+    this.nextMask = null;
+    this.refused++;
+    return false;
+  }
+
+  /** Takes back the last accepted token (another processor refused it). */
+  unaccept() {
+    if (this.lastAccept === "switched") {
+      this.callMatcher.dispose();
+      this.callMatcher = null;
+    }
+    if (this.lastAccept === "call") this.callMatcher.rollBack(1);
+    else this.matcher.rollBack(1);
+    if (this.lastAccept === "watched" || this.lastAccept === "switched") this.watch.pop();
+    this.nextMask = null;
+  }
+
+  /** How many of the guessed tokens (which would follow the accepted ones) the grammar allows in a row. */
+  trimDraft(draft) {
+    if (this.callMatcher === null && this.watch?.watching) return 0;  // the reply's start is taken token by token
+    const matcher = this.active;
+    let kept = 0;
+    for (const tokenId of draft) {
+      if (matcher.isTerminated()) break;
+      if (this.stopIds.has(tokenId)) { kept++; break; }  // never accepted ahead: the matcher would end
+      if (!matcher.acceptToken(tokenId)) break;
+      kept++;
+    }
+    const accepted = kept && this.stopIds.has(draft[kept - 1]) ? kept - 1 : kept;
+    if (accepted) matcher.rollBack(accepted);
+    return kept;
+  }
+
+  async #acceptInto(matcher, tokenId) {
+    if (matcher.isTerminated()) return true;
+    if (!matcher.acceptToken(tokenId)) {
       // Only possible when something after the mask revived a banned token: our bug.
       throw new Error(`tool-call-grammar: token ${tokenId} was picked although the grammar does not allow it`);
     }
-    if (this.matcher.isTerminated()) return true;
+    if (matcher.isTerminated()) return true;
     const started = performance.now();
-    const mask = await this.matcher.getNextTokenBitmask();
+    const mask = await matcher.getNextTokenBitmask();
     this.maskMs += performance.now() - started;
     if (!allowsAny(mask)) {
-      this.matcher.rollBack(1);
+      matcher.rollBack(1);
       this.refused++;
       return false;
     }
@@ -87,34 +159,36 @@ class ToolCallGrammar {
     return true;
   }
 
-  /** Takes back the last accepted token (another processor refused it). */
-  unaccept() {
-    this.matcher.rollBack(1);
-    this.nextMask = null;
-  }
-
-  /** How many of the guessed tokens (which would follow the accepted ones) the grammar allows in a row. */
-  trimDraft(draft) {
-    let kept = 0;
-    for (const tokenId of draft) {
-      if (this.matcher.isTerminated()) break;
-      if (this.stopIds.has(tokenId)) { kept++; break; }  // never accepted ahead: the matcher would end
-      if (!this.matcher.acceptToken(tokenId)) break;
-      kept++;
+  /** The reply so far opens a call without tags: its own matcher, fed the reply from the start,
+   * takes over. False when it may not (toolCalls "none") or the last token cannot continue it. */
+  async #openUntaggedCall() {
+    if (!this.createCallMatcher) return false;
+    const matcher = await this.createCallMatcher();
+    const started = performance.now();
+    const fits = this.watch.tokens.every((tokenId) => matcher.acceptToken(tokenId));
+    const mask = fits ? await matcher.getNextTokenBitmask() : null;
+    this.maskMs += performance.now() - started;
+    if (!mask || !allowsAny(mask)) {
+      matcher.dispose();
+      return false;
     }
-    const accepted = kept && this.stopIds.has(draft[kept - 1]) ? kept - 1 : kept;
-    if (accepted) this.matcher.rollBack(accepted);
-    return kept;
+    this.callMatcher = matcher;
+    this.untaggedCalls++;
+    this.lastAccept = "switched";
+    this.nextMask = mask;
+    return true;
   }
 
   /** Figures for the generation's stats. */
   get stats() {
     return {grammarCompileMs: round(this.compileMs), grammarMaskMs: round(this.maskMs), grammarMasks: this.masks,
-            grammarRefusedTokens: this.refused, grammarEngineSetupMs: round(this.engineSetupMs)};
+            grammarRefusedTokens: this.refused, grammarEngineSetupMs: round(this.engineSetupMs),
+            grammarUntaggedCalls: this.untaggedCalls};
   }
 
   dispose() {
     this.matcher.dispose();
+    this.callMatcher?.dispose();
   }
 }
 
