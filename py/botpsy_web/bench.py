@@ -22,6 +22,7 @@ the requested number of tokens (EOS does not stop it).
 import json
 import os
 import random
+import signal
 import statistics
 import sys
 from pathlib import Path
@@ -152,9 +153,10 @@ class BenchPage:
             self.prompt_mismatches.append((len(prompt_ids), run["promptTokens"]))
         return run
 
-    def close(self):
+    def close(self, unload=True):
         try:
-            self.call("unload")
+            if unload:  # not after Ctrl+C: an engine busy in a long call would keep the bench waiting
+                self.call("unload")
         finally:
             self.page.close()
 
@@ -204,6 +206,7 @@ class EngineRuns:
             for engine, page in [(e, p) for e, p in self.pages.items() if e in results]:
                 try:
                     results[engine].append(measure(engine, page, run))
+                    log_run(engine, run, results[engine][-1])
                 except Exception as error:  # noqa: BLE001
                     self._fail(engine, error)
                     results.pop(engine, None)
@@ -218,17 +221,26 @@ class EngineRuns:
                 self.figures[engine][f"{key}_runs"] = values
                 log(f"    {engine} {key}: {self.figures[engine][key]:.4g}")  # figures as they come, for long runs
 
-    def close(self):
+    def close(self, unload=True):
         for engine, page in self.pages.items():
             if engine in self.figures:
                 self.figures[engine]["prompt_token_mismatches"] = page.prompt_mismatches
                 if page.prompt_mismatches:
                     log(f"  {engine} saw other prompt lengths than the ids sent: {page.prompt_mismatches[:5]}")
-            page.close()
+            page.close(unload)
+
+
+def log_run(engine: str, run: int, result: dict):
+    """One generate call's timings as soon as it ends (a long run's figures can be read off the log)."""
+    if "ttftMs" in result:
+        log(f"    {engine} run {run + 1}: first token {result['ttftMs'] / 1000:.2f} s, "
+            f"{generated_tokens(result)} tokens in {result['totalMs'] / 1000:.2f} s")
 
 
 def measure_backend(context, base_url, engines, load_options, prompts, repeats) -> EngineRuns:
+    """The figures of every scenario; after Ctrl+C, those of the scenarios that finished (runs.interrupted)."""
     runs = EngineRuns(context, base_url, engines, load_options, prompts)
+    runs.interrupted = False
     try:
         for length in PREFILL_LENGTHS:
             log(f"  prefill {length} tokens")
@@ -271,8 +283,11 @@ def measure_backend(context, base_url, engines, load_options, prompts, repeats) 
             log("  constrained decoding (our runtime: tool-call grammar against none, same prompt)")
             runs.figures["botpsy"].update(bench_constrained.measure_constrained(
                 runs.pages["botpsy"].page, load_options, prompts.folder, repeats, log))
+    except KeyboardInterrupt:
+        log("  interrupted: reporting the scenarios that finished")
+        runs.interrupted = True
     finally:
-        runs.close()
+        runs.close(unload=not runs.interrupted)
     return runs
 
 
@@ -416,6 +431,9 @@ def run_bench(folder: Path, backends: str = "auto", dtype: str | None = None, re
                 entry = {"dtype": chosen_dtype, "engines": runs.figures, "errors": runs.errors,
                          "ratios": backend_ratios(runs.figures)}
                 report["backends"][backend] = entry
+                if runs.interrupted:
+                    report["interrupted"] = True
+                    break
             browser.close()
     finally:
         server.shutdown()
@@ -447,6 +465,10 @@ def wllama_context_tokens(prompts: BenchPrompts) -> int:
     return bench_wllama.context_tokens([LONG_CONTEXT, agent_prompt, len(visitor_prompt)], DECODE_TOKENS)
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def log(message: str):
     print(message, file=sys.stderr, flush=True)
 
@@ -471,6 +493,7 @@ def run(args) -> int:
         print(f"error: --repeats must be at least 1, got {args.repeats}")
         return 2
     engines = [name.strip() for name in args.engines.split(",") if name.strip()]
+    signal.signal(signal.SIGTERM, _interrupt)  # like Ctrl+C: stop, and report what finished
     try:
         report = run_bench(args.folder, backends=args.backends, dtype=args.dtype, repeats=args.repeats,
                            engines=engines, gguf=args.gguf)

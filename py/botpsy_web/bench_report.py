@@ -98,6 +98,8 @@ MEGABYTE_KEYS = ("memory_bytes", "memory_bytes_workers")
 def format_report(report: dict) -> str:
     lines = [f"{report['model']} ({report['architecture']}), {report['browser']}, "
              f"{report['machine']['cpus']} CPUs, load {_load(report['machine'])}, medians of {report['repeats']}"]
+    if report.get("interrupted"):
+        lines.append("INTERRUPTED: only the scenarios that finished are in this table")
     if report.get("gguf"):
         lines.append(f"wllama runs {report['gguf']['path']} ({report['gguf']['file_type']})")
     for backend, entry in report["backends"].items():
