@@ -35,6 +35,7 @@ def write_model_configs(arch: Architecture, out: Path, graph_files: dict) -> lis
     its standard graph (the graph, then its external data)."""
     config = arch.config.to_dict()
     config.pop("quantization_config", None)  # describes the GGUF source, not this folder
+    config.pop("_name_or_path", None)  # the folder it was read from on this machine (a home folder)
     config["eos_token_id"] = arch.eos_token_ids()
     config["transformers.js_config"] = transformers_js_config(graph_files)
     write_json(out / "config.json", config)

@@ -117,6 +117,8 @@ def test_folder_exports_verified_fp32_q8_q4(tiny_qwen2_folder, tmp_path):
     manifest = export_model(tiny_qwen2_folder, tmp_path / "out", dtypes="fp32,q8,q4", progress=False)
     assert manifest["architecture"] == "qwen2" and manifest["tool_call_format"] == "hermes_json"
     assert manifest["eos_token_ids"] == [smollm2_tokenizer().convert_tokens_to_ids("<|im_end|>")]
+    config = (tmp_path / "out" / "config.json").read_text()
+    assert '"model_type": "qwen2"' in config and str(tiny_qwen2_folder) not in config  # no local path published
     fp32 = manifest["verification"]["fp32"]
     assert fp32["passed"] and fp32["max_abs_logit_diff"] <= 1e-3 and fp32["greedy_match"] == 1.0
     # q8's biases stay out of onnxruntime's fused int8 MatMul (per_token_activations.py): fused,
