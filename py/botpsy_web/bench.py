@@ -397,7 +397,7 @@ def run_bench(folder: Path, backends: str = "auto", dtype: str | None = None, re
               "architecture": manifest.get("architecture"), "repeats": repeats,
               "machine": {"cpus": os.cpu_count(), "load_average_at_start": list(os.getloadavg())},
               "gguf": None, "backends": {}}
-    engines, gguf_path, gguf_error = wllama_gguf(manifest, engines, gguf)
+    engines, gguf_path, gguf_error = bench_wllama.engines_and_gguf(manifest, engines, gguf, log)
     if gguf_path:
         report["gguf"] = {"path": str(gguf_path), "file_type": bench_wllama.gguf_file_type(gguf_path),
                           "size_bytes": gguf_path.stat().st_size}
@@ -441,21 +441,6 @@ def run_bench(folder: Path, backends: str = "auto", dtype: str | None = None, re
     report["machine"]["load_average_at_end"] = list(os.getloadavg())
     report["ratios"] = headline_ratios(report)
     return report
-
-
-def wllama_gguf(manifest: dict, engines, requested: Path | None) -> tuple[list, Path | None, str | None]:
-    """(engines to run, the GGUF for wllama, why wllama cannot run). Without --gguf, a folder
-    whose source names no GGUF is benched without wllama (said in the report); a bad --gguf is an error."""
-    engines = list(engines)
-    if bench_wllama.ENGINE not in engines:
-        return engines, None, None
-    try:
-        return engines, bench_wllama.gguf_for_folder(manifest, requested), None
-    except ValueError as error:
-        if requested is not None:
-            raise
-        log(f"bench: wllama left out: {error}")
-        return [e for e in engines if e != bench_wllama.ENGINE], None, str(error)
 
 
 def wllama_context_tokens(prompts: BenchPrompts) -> int:

@@ -53,6 +53,21 @@ def gguf_for_folder(manifest: dict, requested: Path | None) -> Path:
                      "pass --gguf PATH (the same model as a .gguf file)")
 
 
+def engines_and_gguf(manifest: dict, engines, requested: Path | None, log) -> tuple[list, Path | None, str | None]:
+    """(engines to run, the GGUF for wllama, why wllama cannot run). Without --gguf, a folder
+    whose source names no GGUF is benched without wllama (said in the report); a bad --gguf is an error."""
+    engines = list(engines)
+    if ENGINE not in engines:
+        return engines, None, None
+    try:
+        return engines, gguf_for_folder(manifest, requested), None
+    except ValueError as error:
+        if requested is not None:
+            raise
+        log(f"bench: wllama left out: {error}")
+        return [e for e in engines if e != ENGINE], None, str(error)
+
+
 def gguf_file_type(path: Path) -> str:
     """The GGUF's quantization as llama.cpp names it (e.g. Q4_K_M), read from its header."""
     import gguf
