@@ -25,17 +25,15 @@ import json
 import os
 import re
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from botpsy_web import REPO_ROOT
-from botpsy_web.content_policy import fetch_frame_policy_for
-from botpsy_web.site.headers import IMMUTABLE, NOTHING_ALLOWED, REVALIDATE, response_headers, route_for
+from botpsy_web.site import host_config
+from botpsy_web.site.built_site import QUERY_ORIGIN, BuiltSite, cache_control, file_headers  # noqa: F401 (re-exported)
 
 RUNTIME_PREFIX = "node_modules/"
-# Stands for the confirmed-fetch frame's ?origin= in a written policy (host_config.py fills it in).
-QUERY_ORIGIN = "{query-origin}"
 # Loaded only where WebGPU is used (web/runtime/model/ort-loader.js: the WebGPU bundle and its WASM).
 WEBGPU_RUNTIME_FILES = (
     "node_modules/onnxruntime-web/dist/ort.webgpu.min.mjs",
@@ -64,21 +62,6 @@ class SiteOptions:
     base_url: str | None = None
     # Where the model folders will be served when not from the site itself, e.g. https://bucket.example.net/models/
     model_url: str | None = None
-
-
-@dataclass
-class BuiltSite:
-    out: Path
-    site: Path
-    vendor: str                     # the runtime folder's name, e.g. "vendor-3f2a9c1b7d0e"
-    files: dict[str, int] = field(default_factory=dict)          # site path -> bytes (models included)
-    model_files: dict[str, dict[str, int]] = field(default_factory=dict)   # model name -> {path: bytes}
-    model_origins: tuple[str, ...] = ()
-
-    @property
-    def app_bytes(self) -> int:
-        in_models = {path for files in self.model_files.values() for path in files}
-        return sum(size for path, size in self.files.items() if path not in in_models)
 
 
 def site_origin(url: str, what: str) -> str:
@@ -208,7 +191,6 @@ def _prepare_out(out: Path):
 def build_site(options: SiteOptions) -> BuiltSite:
     from botpsy_web.build_py import build_agent_bundle
     from botpsy_web.serve import list_models
-    from botpsy_web.site import host_config
 
     base_url = check_base_url(options.base_url) if options.base_url else None
     model_origins = (site_origin(options.model_url, "--model-url"),) if options.model_url else ()
@@ -273,25 +255,3 @@ def build_site(options: SiteOptions) -> BuiltSite:
         "models": {name: sum(files.values()) for name, files in built.model_files.items()},
     }, indent=1))
     return built
-
-
-# --- the headers of each built file ---------------------------------------------------
-
-def cache_control(site_path: str, vendor: str) -> str:
-    """Content-named folders never change; everything else is revalidated on use (a 304 when unchanged)."""
-    return IMMUTABLE if site_path.startswith(f"{vendor}/") else REVALIDATE
-
-
-def file_headers(built: BuiltSite, site_path: str, query: str = "") -> dict[str, str]:
-    """The headers the table gives one built file (site_path relative to the site's root). A policy
-    that names the request's ?origin= holds QUERY_ORIGIN, which each host fills in its own way."""
-    url_path = "/" + site_path
-    route = route_for(url_path)
-    if route is None:
-        policy = NOTHING_ALLOWED
-    elif route.query_origin:
-        policy = fetch_frame_policy_for(QUERY_ORIGIN)
-    else:
-        policy = route.policy(query, built.site / site_path, built.model_origins)
-    return response_headers(policy, cache_control(site_path, built.vendor))
-

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from botpsy_web.site.build import QUERY_ORIGIN, BuiltSite, file_headers
+from botpsy_web.site.built_site import QUERY_ORIGIN, BuiltSite, file_headers
 from botpsy_web.site.headers import NOTHING_ALLOWED, SITE_MIME_TYPES, response_headers
 
 GENERATED = "Written by `botpsy-web build-site` from py/botpsy_web/site/headers.py; rebuild rather than edit."
