@@ -14,6 +14,9 @@ from botpsy_web.verify_browser import harness_page
 
 from .generation import Generation, GenerationError
 
+# What `botpsy-web eval` runs in the browser when no --dtype is named (those the folder has).
+DEFAULT_DTYPES = ("fp32", "q8", "q4")
+
 _LOAD = """
 async ({folderUrl, backend, dtype}) => {
   window.botpsyEval?.client.terminate();

@@ -16,14 +16,13 @@ import signal
 import sys
 from pathlib import Path
 
-DEFAULT_DTYPES = ("fp32", "q8", "q4")
-
 
 def _list(text: str) -> list[str]:
     return [item.strip() for item in text.split(",") if item.strip()]
 
 
 def register(subparsers):
+    from .browser import DEFAULT_DTYPES
     from .data import CATEGORIES, MULTI_TURN_CATEGORIES
     from .runner import REFERENCES, TOOL_CALL_MODES
 
@@ -58,6 +57,7 @@ def register(subparsers):
 
 def _settings(args):
     """EvalSettings from the arguments, or an error message naming what is wrong."""
+    from .browser import DEFAULT_DTYPES
     from .data import BfclDataError, check_categories, load_category
     from .runner import TOOL_CALL_MODES, EvalSettings
 

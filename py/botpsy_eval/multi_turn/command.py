@@ -18,7 +18,7 @@ from pathlib import Path
 
 def _settings(args):
     """MultiTurnSettings from the arguments, or an error message naming what is wrong."""
-    from ..command import DEFAULT_DTYPES
+    from ..browser import DEFAULT_DTYPES
     from ..data import BfclDataError, MULTI_TURN_CATEGORIES
     from .data import load_category
     from .runner import TOOL_CALL_MODES, MultiTurnSettings
