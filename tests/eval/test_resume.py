@@ -186,3 +186,17 @@ def test_a_compressed_file_cut_mid_write_keeps_every_whole_line(tmp_path, render
     assert 0 < len(runs) <= 4
     OutputsFile(packed, append=True).close()     # drops the half line before appending
     assert gzip.decompress(packed.read_bytes()).endswith(b"\n")
+
+
+def test_runs_appended_after_a_killed_writer_are_all_read_back(tmp_path):
+    from botpsy_eval.jsonl_files import open_for_lines, read_text
+
+    path = tmp_path / "runs.jsonl.gz"
+    killed = open_for_lines(path, append=False)
+    killed.write('{"first": 1}\n{"half": ')
+    killed.flush()                              # never closed: its gzip member has no end
+    OutputsFile(path, append=True).close()      # a --resume run rewrites the file whole first
+    appended = open_for_lines(path, append=True)
+    appended.write('{"later": 2}\n')
+    appended.close()
+    assert read_text(path) == '{"first": 1}\n{"later": 2}\n'
