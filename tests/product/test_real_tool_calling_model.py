@@ -1,0 +1,66 @@
+"""A newcomer's first question with a real tool-calling model, on the demo page.
+
+The model is Qwen2.5-Coder-0.5B-Instruct (the demo's default without the Hub), exported once
+per test run from the GGUF in PyPI's wheels and shared between workers, in the dtype the demo
+loads (q8) on WASM. Nothing is scripted: the model chooses the tool, writes its arguments in
+its own dialect (a bare JSON object or a ```json block, no <tool_call> tags), the agent
+parses and runs the calculator in Pyodide, and what the model then says carries the result."""
+
+import re
+
+import pytest
+
+from .conftest import model_option
+
+
+@pytest.fixture(scope="module")
+def chat_page(browser, open_guarded_page, app_server, qwen_coder_folder, agent_bundle, artifacts_dir):
+    context, page, guard = open_guarded_page(browser, app_server, viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(600_000)  # a 0.5B model on two cores of WASM
+    page.goto(f"{app_server}/")
+    model_option(page, qwen_coder_folder.name).check()
+    page.get_by_role("combobox", name="Precision").select_option("q8")
+    page.get_by_role("combobox", name="Backend").select_option("wasm")
+    page.get_by_role("button", name="Load model").click()
+    page.locator("#load-progress[data-state='ready']").wait_for()
+    page.get_by_label("Temperature").fill("0")  # greedy: the same answer on every run
+    yield page
+    page.screenshot(path=artifacts_dir / "product-real-model-final.png")
+    context.close()
+    guard.assert_clean()
+
+
+def ask(page, text):
+    page.get_by_role("button", name="Send").wait_for()  # no turn still running
+    page.get_by_role("button", name="New chat").click()
+    box = page.get_by_role("textbox", name="Message to BotPsy")
+    box.fill(text)
+    box.press("Enter")
+    page.locator(".message.user").filter(has_text=text).wait_for()
+    reply = page.locator(".message.assistant").last
+    reply.wait_for()
+    page.wait_for_function("() => document.querySelector('.message.assistant:last-of-type')?.getAttribute('aria-busy') === 'false'",
+                           timeout=1_500_000)
+    return reply
+
+
+def test_a_percentage_question_is_answered_through_a_calculator_call(chat_page, artifacts_dir):
+    reply = ask(chat_page, "What is 17% of 2,340?")
+    cards = reply.locator(".tool-card")
+    assert cards.count() >= 1, reply.inner_text()
+    first = cards.first
+    assert first.locator(".tool-name").inner_text() == "calculator"
+    assert first.get_attribute("data-status") == "done"
+    assert "397.8" in first.locator(".tool-result").inner_text()
+    # What the model says after the result: when it answers in words, the words carry the number.
+    # (Once, on a machine at load 15, it wrote no words after the call; see the issue's note.)
+    words = reply.locator(".answer")
+    if words.count():
+        assert re.search(r"397\.8\b", words.last.inner_text()), reply.inner_text()
+    chat_page.screenshot(path=artifacts_dir / "product-real-model-calculator.png")
+
+
+def test_a_question_that_needs_no_tool_gets_no_call(chat_page):
+    reply = ask(chat_page, "In one sentence: what is the capital of France?")
+    assert reply.locator(".tool-card").count() == 0, reply.inner_text()
+    assert "Paris" in reply.locator(".answer").last.inner_text()
