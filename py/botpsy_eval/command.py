@@ -57,34 +57,14 @@ def register(subparsers):
 
 def _settings(args):
     """EvalSettings from the arguments, or an error message naming what is wrong."""
-    from .browser import DEFAULT_DTYPES
     from .data import BfclDataError, check_categories, load_category
+    from .run_options import check_run_options
     from .runner import TOOL_CALL_MODES, EvalSettings
 
-    folder = args.folder.resolve()
-    manifest_path = folder / "manifest.json"
-    if not manifest_path.is_file():
-        return None, f"{folder} has no manifest.json: is it a folder written by `botpsy-web export`?"
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    available = list(manifest.get("dtypes", {}))
-    dtypes = args.dtype if args.dtype is not None else [d for d in DEFAULT_DTYPES if d in available]
-    missing = [d for d in dtypes if d not in available]
-    if missing:
-        return None, f"dtype {', '.join(map(repr, missing))} is not in {folder}; it has {', '.join(available)}"
-    unknown_modes = [m for m in args.tool_calls if m not in TOOL_CALL_MODES]
-    if unknown_modes or not args.tool_calls:
-        return None, f"--tool-calls takes {' and/or '.join(TOOL_CALL_MODES)}, got {','.join(args.tool_calls) or 'nothing'}"
-    if args.limit is not None and args.limit < 1:
-        return None, f"--limit must be at least 1, got {args.limit}"
-    if args.max_tokens < 1:
-        return None, f"--max-tokens must be at least 1, got {args.max_tokens}"
-    if args.resume and args.outputs is None:
-        return None, "--resume goes on from an earlier run's file: name it with --outputs FILE"
-    if not args.resume and args.outputs is not None and args.outputs.is_file() and args.outputs.stat().st_size:
-        return None, (f"{args.outputs} already holds runs: add --resume to go on from them, "
-                      "or name another --outputs file (it is never overwritten)")
-    if not dtypes and not args.reference:
-        return None, "nothing to run: no dtype and no --reference"
+    checked, error = check_run_options(args, TOOL_CALL_MODES)
+    if error:
+        return None, error
+    folder, dtypes = checked.folder, checked.dtypes
     try:
         categories = check_categories(args.categories)
         load_category(categories[0])  # the data is there (else: how to install it)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 def _settings(args):
     """MultiTurnSettings from the arguments, or an error message naming what is wrong."""
-    from ..browser import DEFAULT_DTYPES
+    from ..run_options import check_run_options
     from ..data import BfclDataError, MULTI_TURN_CATEGORIES
     from .data import load_category
     from .runner import TOOL_CALL_MODES, MultiTurnSettings
@@ -27,28 +27,10 @@ def _settings(args):
     if mixed:
         return None, (f"--categories mixes multi-turn and single-turn categories ({', '.join(mixed)}): "
                       "run them as two commands")
-    folder = args.folder.resolve()
-    if not (folder / "manifest.json").is_file():
-        return None, f"{folder} has no manifest.json: is it a folder written by `botpsy-web export`?"
-    available = list(json.loads((folder / "manifest.json").read_text(encoding="utf-8")).get("dtypes", {}))
-    dtypes = args.dtype if args.dtype is not None else [d for d in DEFAULT_DTYPES if d in available]
-    missing = [d for d in dtypes if d not in available]
-    if missing:
-        return None, f"dtype {', '.join(map(repr, missing))} is not in {folder}; it has {', '.join(available)}"
-    unknown_modes = [m for m in args.tool_calls if m not in TOOL_CALL_MODES]
-    if unknown_modes or not args.tool_calls:
-        return None, f"--tool-calls takes {' and/or '.join(TOOL_CALL_MODES)}, got {','.join(args.tool_calls) or 'nothing'}"
-    if args.limit is not None and args.limit < 1:
-        return None, f"--limit must be at least 1, got {args.limit}"
-    if args.max_tokens < 1:
-        return None, f"--max-tokens must be at least 1, got {args.max_tokens}"
-    if args.resume and args.outputs is None:
-        return None, "--resume goes on from an earlier run's file: name it with --outputs FILE"
-    if not args.resume and args.outputs is not None and args.outputs.is_file() and args.outputs.stat().st_size:
-        return None, (f"{args.outputs} already holds runs: add --resume to go on from them, "
-                      "or name another --outputs file (it is never overwritten)")
-    if not dtypes and not args.reference:
-        return None, "nothing to run: no dtype and no --reference"
+    checked, error = check_run_options(args, TOOL_CALL_MODES)
+    if error:
+        return None, error
+    folder, dtypes = checked.folder, checked.dtypes
     try:
         load_category(args.categories[0])  # the data is there (else: how to install it)
     except BfclDataError as error:
