@@ -372,7 +372,7 @@ def _write_stub_gguf(path, architecture):
 def test_unsupported_gguf_architecture_names_the_supported_ones(tmp_path, capsys):
     path = _write_stub_gguf(tmp_path / "mamba.gguf", "mamba")
 
-    expected = r"mamba.gguf: GGUF architecture 'mamba' is not supported; GGUF export supports: llama, qwen35"
+    expected = r"mamba.gguf: GGUF architecture 'mamba' is not supported; GGUF export supports: llama, qwen2, qwen35"
     with pytest.raises(UnknownArchitectureError, match=expected):
         export_model(path, tmp_path / "out", progress=False)
     assert main(["export", "--model", str(path), "--out", str(tmp_path / "out"), "--quiet"]) == 2
