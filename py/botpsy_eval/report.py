@@ -44,11 +44,11 @@ NOT_THE_BFCL_SCORE = ("Single-turn AST accuracy (BFCL v4 data); not BFCL v4's ov
                       "which also weighs multi-turn and agentic categories.")
 
 
-def _engine_keys(run: CaseRun) -> tuple:
+def engine_keys(run: CaseRun) -> tuple:
     return ("browser", run.dtype, run.tool_calls) if run.engine == "browser" else ("pytorch", run.tool_calls)
 
 
-def _nested(groups: dict, value_of) -> dict:
+def nested(groups: dict, value_of) -> dict:
     out: dict = {}
     for keys, runs in groups.items():
         target = out
@@ -58,7 +58,7 @@ def _nested(groups: dict, value_of) -> dict:
     return out
 
 
-def _accuracy(runs: list[CaseRun]) -> dict:
+def accuracy(runs: list[CaseRun]) -> dict:
     by_category = defaultdict(list)
     for run in runs:
         by_category[run.category].append(run.correct)
@@ -87,7 +87,7 @@ def fp32_parity(runs: list[CaseRun]) -> dict | None:
 def summarize(results: EvalResults, outputs_path: Path | None) -> dict:
     groups = defaultdict(list)
     for run in results.runs:
-        groups[_engine_keys(run)].append(run)
+        groups[engine_keys(run)].append(run)
     cases = defaultdict(int)
     for case in results.cases:
         cases[case.category] += 1
@@ -96,13 +96,13 @@ def summarize(results: EvalResults, outputs_path: Path | None) -> dict:
     summary = {
         "model": results.model, "backend": settings.backend, "seed": settings.seed, "limit": settings.limit,
         "max_tokens": settings.max_tokens, "cases": dict(cases),
-        "accuracy": _nested(groups, _accuracy),
-        "unparsed_calls": _nested(groups, lambda runs: sum(len(run.unparsed) for run in runs)),
-        "calls_by_opening": _nested(groups, _calls_by_opening),
-        "failed_generations": _nested(groups, lambda runs: sum(run.stop_reason == "error" for run in runs)),
-        "mean_prompt_tokens": _nested(groups, lambda runs: round(statistics.mean(r.prompt_tokens for r in runs), 1)),
-        "mean_output_tokens": _nested(groups, lambda runs: round(statistics.mean(r.output_tokens for r in runs), 1)),
-        "seconds_per_engine": _nested(groups, lambda runs: round(sum(r.seconds for r in runs), 1)),
+        "accuracy": nested(groups, accuracy),
+        "unparsed_calls": nested(groups, lambda runs: sum(len(run.unparsed) for run in runs)),
+        "calls_by_opening": nested(groups, _calls_by_opening),
+        "failed_generations": nested(groups, lambda runs: sum(run.stop_reason == "error" for run in runs)),
+        "mean_prompt_tokens": nested(groups, lambda runs: round(statistics.mean(r.prompt_tokens for r in runs), 1)),
+        "mean_output_tokens": nested(groups, lambda runs: round(statistics.mean(r.output_tokens for r in runs), 1)),
+        "seconds_per_engine": nested(groups, lambda runs: round(sum(r.seconds for r in runs), 1)),
         "cases_per_minute": round(generated / (results.seconds / 60), 2) if results.seconds and generated else None,
         "reused_runs": len(results.runs) - generated,
         "browser_runtime": results.engine_info,
@@ -132,7 +132,7 @@ def token_agreement(groups: dict) -> dict:
     def agreeing(keys, reference) -> int:
         return sum(tokens[keys][case_id] == reference[case_id] for case_id in common)
 
-    same = _nested({keys: keys for keys in tokens}, lambda keys: agreeing(keys, baseline))
+    same = nested({keys: keys for keys in tokens}, lambda keys: agreeing(keys, baseline))
     out = {"same_tokens": {"baseline": " ".join(baseline_keys), "compared": len(common), **same}}
     constrained = {keys[1]: agreeing(keys, tokens[("browser", keys[1], "free")]) for keys in tokens
                    if keys[0] == "browser" and keys[2] == "constrained" and ("browser", keys[1], "free") in tokens}

@@ -21,34 +21,12 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 
+from ..report import accuracy, engine_keys, nested
 from .runner import MultiTurnResults, MultiTurnRun
 
 NOT_THE_BFCL_SCORE = ("BFCL v4 multi-turn accuracy (base, miss_func, miss_param, long_context) through our agent "
                       "loop; not BFCL v4's overall score, which also weighs single-turn, web-search and memory "
                       "categories.")
-
-
-def _column(run: MultiTurnRun) -> tuple:
-    return ("browser", run.dtype, run.tool_calls) if run.engine == "browser" else ("pytorch", run.tool_calls)
-
-
-def _nested(groups: dict, value_of) -> dict:
-    out: dict = {}
-    for keys, runs in groups.items():
-        target = out
-        for key in keys[:-1]:
-            target = target.setdefault(key, {})
-        target[keys[-1]] = value_of(runs)
-    return out
-
-
-def _accuracy(runs: list[MultiTurnRun]) -> dict:
-    by_category = defaultdict(list)
-    for run in runs:
-        by_category[run.category].append(run.correct)
-    scores = {category: round(sum(values) / len(values), 4) for category, values in by_category.items()}
-    scores["overall"] = round(statistics.mean(scores.values()), 4) if scores else 0.0
-    return scores
 
 
 def _mean_steps(runs: list[MultiTurnRun]) -> float:
@@ -64,7 +42,7 @@ def same_outputs_as_pytorch(groups: dict) -> dict | None:
     if not browser:
         return None
     common = set(torch).intersection(*({run.case_id for run in runs} for runs in browser.values()))
-    counts = _nested(browser, lambda runs: sum(run.outputs_digest == torch[run.case_id]
+    counts = nested(browser, lambda runs: sum(run.outputs_digest == torch[run.case_id]
                                                for run in runs if run.case_id in common))
     return {"compared": len(common), **counts}
 
@@ -72,7 +50,7 @@ def same_outputs_as_pytorch(groups: dict) -> dict | None:
 def summarize(results: MultiTurnResults, records_path, transcripts_path) -> dict:
     groups = defaultdict(list)
     for run in results.runs:
-        groups[_column(run)].append(run)
+        groups[engine_keys(run)].append(run)
     cases = defaultdict(int)
     for case in results.cases:
         cases[case.category] += 1
@@ -82,15 +60,15 @@ def summarize(results: MultiTurnResults, records_path, transcripts_path) -> dict
         "max_tokens": settings.max_tokens,
         "max_steps_per_turn": results.runs[0].max_steps if results.runs else None,
         "cases": dict(cases),
-        "accuracy": _nested(groups, _accuracy),
-        "no_call_turns_ok": _nested(groups, lambda runs: sum(run.no_call_turns_ok for run in runs)),
-        "forced_quits": _nested(groups, lambda runs: sum(run.forced_quit for run in runs)),
-        "failed_cases": _nested(groups, lambda runs: sum(run.failed for run in runs)),
-        "calls_ran": _nested(groups, lambda runs: sum(run.calls_ran for run in runs)),
-        "calls_refused": _nested(groups, lambda runs: sum(run.calls_refused for run in runs)),
-        "mean_steps_per_turn": _nested(groups, _mean_steps),
-        "mean_seconds_per_case": _nested(groups, lambda runs: round(statistics.mean(r.seconds for r in runs), 1)),
-        "seconds_per_engine": _nested(groups, lambda runs: round(sum(r.seconds for r in runs), 1)),
+        "accuracy": nested(groups, accuracy),
+        "no_call_turns_ok": nested(groups, lambda runs: sum(run.no_call_turns_ok for run in runs)),
+        "forced_quits": nested(groups, lambda runs: sum(run.forced_quit for run in runs)),
+        "failed_cases": nested(groups, lambda runs: sum(run.failed for run in runs)),
+        "calls_ran": nested(groups, lambda runs: sum(run.calls_ran for run in runs)),
+        "calls_refused": nested(groups, lambda runs: sum(run.calls_refused for run in runs)),
+        "mean_steps_per_turn": nested(groups, _mean_steps),
+        "mean_seconds_per_case": nested(groups, lambda runs: round(statistics.mean(r.seconds for r in runs), 1)),
+        "seconds_per_engine": nested(groups, lambda runs: round(sum(r.seconds for r in runs), 1)),
         "browser_runtime": results.engine_info,
         "reused_runs": sum(run.reused for run in results.runs),
         "records": str(records_path), "transcripts": str(transcripts_path),
