@@ -56,6 +56,15 @@ def test_the_site_holds_the_app_its_runtime_files_and_the_models_manifest_files_
     assert json.loads((site.site / "models" / "index.json").read_text())["models"][0]["url"] == "/models/fake-model/"
 
 
+def test_the_models_files_are_copied_so_the_exported_folder_stays_loadable_by_onnx(tmp_path, agent_bundle):
+    # onnx refuses external data with more than one hard link: linking would break the export.
+    model = fake_model(tmp_path)
+    built = build_site(SiteOptions(out=tmp_path / "out", models=(model,)))
+    for name in ("onnx/model.onnx", "config.json"):
+        assert (model / name).stat().st_nlink == 1
+        assert (built.site / "models" / "fake-model" / name).read_bytes() == (model / name).read_bytes()
+
+
 def test_the_app_code_addresses_the_runtime_by_its_content_named_folder(site):
     for path in site.site.joinpath("web").rglob("*.js"):
         assert "node_modules/" not in path.read_text(), f"{path} still names node_modules/"

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shutil
 from dataclasses import dataclass
@@ -162,12 +161,10 @@ def model_files(folder: Path) -> list[str]:
 # --- writing ------------------------------------------------------------------------
 
 def _place(source: Path, target: Path):
-    """Model weights are large: a hard link where the file system allows it, else a copy."""
+    """A copy, never a hard link: onnx refuses to load external data that has more than one link, so
+    linking a model's weights into the site would break the exported folder for every onnx tool."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.link(source, target)
-    except OSError:
-        shutil.copyfile(source, target)
+    shutil.copyfile(source, target)
 
 
 def _write(target: Path, data: bytes):
