@@ -9,7 +9,10 @@
    "untrusted_source"?, "stored_marked"?}   untrusted_source: why the result is data (a tool,
    or stored records that came from one); stored_marked: what the records this call stored
    are marked as coming from (py/botpsy_agent/provenance.py)
-  {"type": "final", "text", "steps", "cancelled"?}   {"type": "error", "message"}
+  {"type": "final", "text", "steps", "cancelled"?, "untrusted_reads"?}   {"type": "error", "message"}
+   untrusted_reads: present when the prompt the answer was written from held untrusted content
+   (this turn's or an earlier one's, as the gate counts it): [{"name", "arguments", "source"}],
+   one per tool result read as data (provenance.UntrustedRead); the page shows it beside the answer
 Tool failures are fed back to the model as "Error: <Type>: <message>"; only a
 failing model or template ends the turn with an "error" event.
 """
@@ -129,7 +132,7 @@ class Agent:
         for step in range(1, self.options.max_steps + 1):
             if self._cancelled and step == 1:  # stopped before the model said anything
                 self.conversation.add_assistant("", "", [])
-                yield {"type": "final", "text": "", "steps": 0, "cancelled": True}
+                yield self._final("", 0, cancelled=True)
                 return
             try:
                 prompt = self._next_prompt(prompt, output)
@@ -155,11 +158,11 @@ class Agent:
                      for index, call in enumerate(parser.calls)]
             if self._cancelled:  # the user pressed stop: keep the text, run nothing
                 self.conversation.add_assistant(parser.text, parser.thinking, [])
-                yield {"type": "final", "text": parser.text.strip(), "steps": step, "cancelled": True}
+                yield self._final(parser.text.strip(), step, cancelled=True)
                 return
             self.conversation.add_assistant(parser.text, parser.thinking, calls)
             if not calls:
-                yield {"type": "final", "text": parser.text.strip(), "steps": step}
+                yield self._final(parser.text.strip(), step)
                 return
             for call_id, call in calls:
                 if self._cancelled:  # answer every call, so the conversation stays well formed
@@ -169,11 +172,23 @@ class Agent:
                 async for event in self._run_call(call_id, call, turn):
                     yield event
             if self._cancelled:
-                yield {"type": "final", "text": "", "steps": step, "cancelled": True}
+                yield self._final("", step, cancelled=True)
                 return
         yield {"type": "error", "message": f"stopped after {self.options.max_steps} steps "
                                            "without a final answer"}
-        yield {"type": "final", "text": "", "steps": self.options.max_steps}
+        yield self._final("", self.options.max_steps)
+
+    def _final(self, text: str, steps: int, cancelled: bool = False) -> dict:
+        """The turn's final event. Its untrusted_reads come from the tool results the loop marked
+        untrusted (the same ones that make the gate ask again), never from the model's text: the
+        model can neither add nor remove them."""
+        event = {"type": "final", "text": text, "steps": steps}
+        if cancelled:
+            event["cancelled"] = True
+        reads = self.conversation.untrusted_reads()
+        if reads:
+            event["untrusted_reads"] = [read.as_event() for read in reads]
+        return event
 
     def _next_prompt(self, previous_prompt: str | None, previous_output: str) -> str:
         """First step: the whole conversation. Later steps extend the previous prompt."""

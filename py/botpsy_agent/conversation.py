@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 
+from .provenance import UntrustedRead
 from .safety import defuse
 
 EXPORT_FORMAT = "botpsy-conversation"
@@ -48,8 +49,30 @@ class Conversation:
         or None while it holds none."""
         for message in self.messages:
             if message.get("untrusted"):
-                return message.get("untrusted_source") or f"the tool {message.get('name') or 'unknown'}"
+                return _source_of(message)
         return None
+
+    def untrusted_reads(self) -> list[UntrustedRead]:
+        """Every third-party text the conversation holds, in order, each (tool, arguments, source)
+        once: what a prompt built from it has read. Empty exactly when untrusted_source() is None."""
+        # A restored conversation's calls are whatever its file said: take only well-formed parts.
+        calls = {call.get("id"): call["function"]
+                 for message in self.messages if isinstance(message.get("tool_calls"), list)
+                 for call in message["tool_calls"]
+                 if isinstance(call, dict) and isinstance(call.get("id"), str)
+                 and isinstance(call.get("function"), dict)}
+        reads: list[UntrustedRead] = []
+        for message in self.messages:
+            if not message.get("untrusted"):
+                continue
+            call_id = message.get("tool_call_id")
+            function = calls.get(call_id, {}) if isinstance(call_id, str) else {}
+            arguments = function.get("arguments")
+            read = UntrustedRead(str(message.get("name") or function.get("name") or "unknown"),
+                                 dict(arguments) if isinstance(arguments, dict) else {}, _source_of(message))
+            if read not in reads:
+                reads.append(read)
+        return reads
 
     def clear(self) -> None:
         self.messages.clear()
@@ -80,6 +103,10 @@ class Conversation:
             if not isinstance(message.get("content", ""), str):
                 raise ConversationFormatError(f"message {index}: content must be text")
         return cls([_as_restored(message, special_tokens) for message in copy.deepcopy(messages)])
+
+
+def _source_of(message: dict) -> str:
+    return message.get("untrusted_source") or f"the tool {message.get('name') or 'unknown'}"
 
 
 def _as_restored(message: dict, special_tokens: tuple[str, ...]) -> dict:

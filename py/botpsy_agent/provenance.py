@@ -10,10 +10,14 @@ typed, stored in a turn that read nothing untrusted, stays unmarked.
 The mark lives in the stored record (a JSON object) under PROVENANCE_KEY, so it survives reloads.
 `ProvenanceStore` wraps the store one tool call gets: it stamps what is put and notices marked
 records in what is read, so no tool can forget either. A mark is never removed by a later write.
+
+Answers are marked the same way: the final event of a turn whose prompt held untrusted content
+lists what was read (`UntrustedRead`), and the page shows that beside the answer, outside its text.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from .storage import Store
@@ -39,6 +43,21 @@ def stored_data_source(read_from: list[str]) -> str:
             if origin not in origins:
                 origins.append(origin)
     return STORED_PREFIX + ", ".join(origins)
+
+
+@dataclass(frozen=True)
+class UntrustedRead:
+    """One tool result the model read as data, in the shape the final event carries it
+    (`untrusted_reads`, docs/contracts.md section 3): an answer written after it may be steered by
+    what it said. Built by `Conversation.untrusted_reads` from the tool results the loop itself
+    marked untrusted, never from anything the model wrote."""
+
+    name: str        # the tool that was called
+    arguments: dict  # what it was called with
+    source: str      # why its result is data: "the tool files_read", "stored data that came from ..."
+
+    def as_event(self) -> dict:
+        return {"name": self.name, "arguments": dict(self.arguments), "source": self.source}
 
 
 class ProvenanceStore(Store):
