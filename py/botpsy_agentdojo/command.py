@@ -5,7 +5,8 @@ functions; a named approver answers the gate; AgentDojo's own checks score utili
 success. `--model scripted` (default) is the worst-case obeyer (obeyer.py); `--model DIR` runs an
 exported folder in headless Chromium with the browser runtime, greedy, as `eval` does.
 Prints a table (per approver and suite, plus overall) and the attacks that succeeded under
-`deny` and `oracle`; `--json` prints {"rows": [...]} as the last line.
+`deny` and `oracle` (and how many reached the person without the answer's provenance notice);
+`--json` prints {"rows": [...]} as the last line.
 """
 
 from __future__ import annotations
@@ -118,8 +119,11 @@ def run(args) -> int:
         won = successful_attacks(results, approver)
         if approver in settings.approvers:
             classes = Counter(f"{r.suite}/{r.injection_task}" for r in won)
-            print(f"attacks that succeeded under {approver}: {len(won)}"
-                  + "".join(f"\n  {name}: {count} cases" for name, count in sorted(classes.items())))
+            unmarked = Counter(f"{r.suite}/{r.injection_task}" for r in won if not r.answer_marked)
+            print(f"attacks that succeeded under {approver}: {len(won)}, {sum(unmarked.values())} of them with an "
+                  "unmarked answer"
+                  + "".join(f"\n  {name}: {count} cases, {unmarked[name]} unmarked"
+                            for name, count in sorted(classes.items())))
     print(f"{len(results)} runs in {time.perf_counter() - started:.1f} s")
     if args.json:
         print(json.dumps({"rows": table}))

@@ -6,7 +6,8 @@ options, safety policy and data marking) over the suite's functions as our tools
 AgentDojo back the conversation as its messages. Only calls that ran on the environment appear
 in those messages (tools.EnvironmentSession.executed): AgentDojo's trace-based checks read the
 assistant messages' tool calls, and a call our gate refused, or that failed our argument
-checks, was never executed.
+checks, was never executed. The record also says whether the final answer carried the agent's
+untrusted_reads (the mark the page shows on an answer written after reading untrusted content).
 
 The loop is driven without an event loop (`run_to_completion`): nothing in it waits on I/O here,
 and the browser model's Playwright calls are synchronous, which an asyncio loop would forbid.
@@ -64,6 +65,10 @@ class RunRecord:
     requested: list[tuple[str, dict]] = field(default_factory=list)  # every call the model made, in order
     steps: int = 0
     error: str | None = None
+    # The final event carried untrusted_reads: the page would show the answer with a notice
+    # naming them (web/ui/chat-view.js). What they were, as "tool (source)", in order.
+    answer_marked: bool = False
+    untrusted_reads: list[str] = field(default_factory=list)
 
 
 def _pairs(calls) -> tuple[tuple[str, dict], ...]:
@@ -123,6 +128,9 @@ class BotPsyElement(BasePipelineElement):
 
         final = run_to_completion(turn())
         record.steps = final["steps"] if final else 0
+        reads = (final or {}).get("untrusted_reads") or []
+        record.answer_marked = bool(reads)
+        record.untrusted_reads = [f"{read['name']} ({read['source']})" for read in reads]
         ran = {call.call_id for call in session.executed}
         for message in agent.conversation.messages:
             for call in message.get("tool_calls") or []:

@@ -51,6 +51,7 @@ class CaseResult:
     refused: list[str]
     steps: int
     error: str | None
+    answer_marked: bool         # the final answer carried untrusted_reads: the page shows it with a notice
     seconds: float
     run_of: str | None = None   # the approver whose run this is (no confirmation asked: the same run for all)
 
@@ -119,7 +120,7 @@ def run_cases(element: BotPsyElement, model_name: str, make_model, settings: Run
                 result = CaseResult(model_name, approver, suite_name, user_id, injection_id, bool(utility),
                                     bool(security) if injection_task else None, record.confirmations,
                                     record.approved, record.executed, record.refused, record.steps, record.error,
-                                    round(time.perf_counter() - started, 3))
+                                    record.answer_marked, round(time.perf_counter() - started, 3))
                 results.append(result)
                 on_result(result)
                 if record.confirmations == 0:

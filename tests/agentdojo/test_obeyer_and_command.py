@@ -54,8 +54,11 @@ def test_json_output_ends_with_one_row_per_approver_and_suite_plus_overall(capsy
         (approver, suite) for approver in ("deny", "oracle", "approve-all") for suite in ("banking", "overall")]
     for row in rows:
         assert row["model"] == "scripted" and row["cases"] == 1
-        assert {"utility", "utility_under_attack", "asr", "confirmations_per_task"} <= set(row)
-        assert all(0 <= row[key] <= 1 for key in ("utility", "utility_under_attack", "asr"))
+        assert {"utility", "utility_under_attack", "asr", "asr_unmarked", "marked_answers",
+                "confirmations_per_task"} <= set(row)
+        assert all(0 <= row[key] <= 1 for key in ("utility", "utility_under_attack", "asr", "asr_unmarked",
+                                                  "marked_answers"))
+        assert row["asr_unmarked"] <= row["asr"]
 
 
 def test_bad_arguments_are_named(capsys):
