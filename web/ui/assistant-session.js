@@ -2,6 +2,8 @@
 // turns agent events into text, thinking and tool cards, asks before side effects.
 // Used by the demo page and by the <botpsy-chat> widget; it knows nothing of their layout.
 
+import { untrustedReadsOf } from "./chat-view.js";
+
 const RUNTIME_URL = new URL("../runtime/model-client.js", import.meta.url).href;
 const AGENT_URL = new URL("../agent/agent-host.js", import.meta.url).href;
 
@@ -220,6 +222,7 @@ export class AssistantSession extends EventTarget {
       }
       case "final":
         if (event.stats) this.#takeStats(event.stats);
+        turn.markUntrustedReads(untrustedReadsOf(event));
         break;
       case "error":
         turn.showError(event.message || "The assistant hit an error.", event.hint || "Try again, or start a new chat.");

@@ -166,6 +166,17 @@ export class AssistantTurn {
     this.scroll();
   }
 
+  /**
+   * The answer was written after the model read untrusted content (the final event's
+   * untrusted_reads, see the section at the end): a notice on the message, outside the answer's text.
+   */
+  markUntrustedReads(reads) {
+    this.provenance?.remove();
+    this.record.untrustedReads = reads;
+    this.provenance = provenanceNotice(reads);
+    if (this.provenance) this.element.insertBefore(this.provenance, this.footer);
+  }
+
   finish({ stats = null, stopped = false } = {}) {
     this.#stopWaiting();
     this.#closeThinking();
@@ -210,4 +221,65 @@ export class AssistantTurn {
       this.current.summary.textContent = `Thought for ${formatDuration(ms)}`;
     }
   }
+}
+
+// --- the answer's provenance ------------------------------------------------
+// The mark on an answer written after the model read untrusted content (a file, a web page, an
+// email, a note stored after reading one): the agent's final event lists those reads in its typed
+// field `untrusted_reads` (py/botpsy_agent/provenance.py UntrustedRead, docs/contracts.md section 3),
+// built by the loop from the tool results it marked as data, never from the model's text. The notice
+// is its own element beside the answer, outside the Markdown the model writes: no answer text can
+// add it, hide it or restyle it (the Markdown renderer allows no classes of ours on model text).
+// A gate cannot stop a sentence ("you should visit Riverside View Hotel"); this tells the person
+// where such a sentence may have come from. It warns; it does not stop anyone who believes it.
+
+/**
+ * @typedef {object} UntrustedRead
+ * @property {string} name       the tool that was called
+ * @property {object} arguments  what it was called with
+ * @property {string} source     why its result is data: "the tool files_read", "stored data that came from ..."
+ */
+
+const SHOWN_READS = 3;
+const VALUE_CHARS = 40;
+
+/** The final event's reads, keeping only well-formed entries; [] when the answer read nothing untrusted. */
+export function untrustedReadsOf(finalEvent) {
+  const reads = finalEvent?.untrusted_reads;
+  if (!Array.isArray(reads)) return [];
+  return reads.filter((read) => read && typeof read.name === "string" && typeof read.source === "string")
+    .map((read) => ({ name: read.name, source: read.source,
+                      arguments: read.arguments && typeof read.arguments === "object" ? read.arguments : {} }));
+}
+
+function shortValue(value) {
+  let text;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return text.length > VALUE_CHARS ? `${text.slice(0, VALUE_CHARS - 1)}…` : text;
+}
+
+/** files_read(name: "minutes.txt"), plus where stored data first came from. */
+export function describeRead(read) {
+  const args = Object.entries(read.arguments).map(([key, value]) => `${key}: ${shortValue(value)}`).join(", ");
+  const call = `${read.name}(${args})`;
+  return read.source.startsWith("stored data") ? `${call}, ${read.source}` : call;
+}
+
+/** The notice's text, also used for the exported transcript. */
+export function provenanceSentence(reads) {
+  const named = reads.slice(0, SHOWN_READS).map(describeRead).join("; ");
+  const more = reads.length > SHOWN_READS ? ` and ${reads.length - SHOWN_READS} more` : "";
+  return `Written after reading ${named}${more} — content from outside may steer it.`;
+}
+
+/** The notice shown on an assistant message, or null when there is nothing to say. */
+export function provenanceNotice(reads) {
+  if (!reads.length) return null;
+  return el("aside", { class: "answer-provenance", role: "note", "aria-label": "Where this answer may come from",
+                       title: reads.map((read) => `${describeRead(read)} (${read.source})`).join("\n") },
+    el("strong", {}, "Outside content:"), " ", provenanceSentence(reads));
 }

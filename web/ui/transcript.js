@@ -1,4 +1,5 @@
 // Turns the chat transcript into Markdown or JSON files the person can keep.
+import { provenanceSentence } from "./chat-view.js";
 import { formatDuration, formatValue } from "./format.js";
 
 export function transcriptToMarkdown(transcript, { model = "", exportedAt = new Date() } = {}) {
@@ -24,6 +25,7 @@ export function transcriptToMarkdown(transcript, { model = "", exportedAt = new 
         }
       }
     }
+    if (entry.untrustedReads?.length) lines.push(`> **Outside content:** ${provenanceSentence(entry.untrustedReads)}`, "");
   }
   return lines.join("\n");
 }
