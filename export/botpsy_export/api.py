@@ -11,6 +11,7 @@ from pathlib import Path
 from .appending_graph import APPENDING_INPUTS, write_appending_graph
 from .errors import ExportError, OutOfDiskError, VerificationFailedError
 from .folder import MANIFEST, describe_files, write_json, write_model_configs, write_tokenizer_files
+from .out_folder import StagedFolder, check_out_folder
 from .progress import Progress
 from .quantize import VARIANTS, variant_for
 from .sources import LoadedSource, load_source
@@ -37,10 +38,13 @@ BYTES_PER_PARAMETER_NEEDED = 4 * 2 + 2  # fp32 graph (untied head) + quantized c
 def export_model(source, out_dir, dtypes=("fp32", "q8", "q4"), verify=True, progress=True) -> dict:
     """Export `source` to `out_dir`; returns the manifest (also written to manifest.json).
 
-    Raises ExportError subclasses with one-line messages; VerificationFailedError when fp32
-    parity fails (the folder and its manifest are still written, for inspection).
+    The folder is written beside `out_dir` and replaces it only once verified (out_folder.py):
+    until then an earlier export there stays as it was. Raises ExportError subclasses with
+    one-line messages; VerificationFailedError when a parity check fails (the folder and its
+    manifest are kept as `.<out>.failed`, its `folder`, for inspection).
     """
     dtypes = _normalise_dtypes(dtypes)
+    check_out_folder(out_dir)  # before minutes of loading
     bars = Progress(progress)
     with bars.phase("load model"):
         loaded = load_source(str(source))
@@ -51,34 +55,51 @@ def export_loaded(loaded: LoadedSource, out_dir, dtypes=("fp32", "q8", "q4"), ve
     """Like `export_model`, for a model already in memory (benchmarks build theirs in code)."""
     dtypes = _normalise_dtypes(dtypes)
     bars = progress if isinstance(progress, Progress) else Progress(progress)
-    out = Path(out_dir)
+    staged = StagedFolder(out_dir)
     started = time.perf_counter()
+    try:
+        manifest = _export_verified(loaded, staged, dtypes, verify, bars, started)
+        staged.commit()
+    except BaseException:
+        staged.discard()  # an error or an interrupt: nothing half-written stays behind
+        raise
+    return manifest
+
+
+def _export_verified(loaded, staged, dtypes, verify, bars, started) -> dict:
+    out = staged.path
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             manifest = _export(loaded, out, dtypes, verify, bars)
     except OSError as error:
         if error.errno == errno.ENOSPC:
-            raise OutOfDiskError(f"out of disk space while writing {out}: free some space or pick "
+            raise OutOfDiskError(f"out of disk space while writing {out} (for {staged.out}): free some space or pick "
                                  "another --out") from None
         raise
     manifest["export_seconds"] = round(time.perf_counter() - started + bars.timings.get("load model", 0), 1)
     manifest["phase_seconds"] = bars.timings
     write_json(out / MANIFEST, manifest)
+    problem = _verification_problem(manifest)
+    if problem:
+        failed = staged.keep_as_failed()
+        raise VerificationFailedError(f"{problem} (see {failed / MANIFEST}; {staged.out} was left as it was)",
+                                      folder=failed)
+    return manifest
+
+
+def _verification_problem(manifest) -> str | None:
     fp32_result = manifest.get("verification", {}).get("fp32")
     if fp32_result is not None and not fp32_result["passed"]:
-        raise VerificationFailedError(
-            f"fp32 parity failed: max |logit diff| {fp32_result['max_abs_logit_diff']}, "
-            f"greedy match {fp32_result['greedy_match']} (see {out / MANIFEST})"
-        )
+        return (f"fp32 parity failed: max |logit diff| {fp32_result['max_abs_logit_diff']}, "
+                f"greedy match {fp32_result['greedy_match']}")
     for name, result in manifest.get("verification", {}).items():
         appending = result.get("appending")
         if appending is not None and not appending["passed"]:
-            raise VerificationFailedError(
-                f"the {name} appending graph disagrees with the {name} standard graph: max |logit diff| "
-                f"{appending['max_abs_logit_diff']}, same greedy tokens {appending['greedy_tokens_equal']}; "
-                f"{appending['criteria']} (see {out / MANIFEST})")
-    return manifest
+            return (f"the {name} appending graph disagrees with the {name} standard graph: max |logit diff| "
+                    f"{appending['max_abs_logit_diff']}, same greedy tokens {appending['greedy_tokens_equal']}; "
+                    f"{appending['criteria']}")
+    return None
 
 
 def read_manifest(out_dir) -> dict:
@@ -102,7 +123,6 @@ def _normalise_dtypes(dtypes) -> list[str]:
 
 
 def _check_free_space(out: Path, parameters: int):
-    out.mkdir(parents=True, exist_ok=True)
     needed = parameters * BYTES_PER_PARAMETER_NEEDED
     free = shutil.disk_usage(out).free
     if free < needed:

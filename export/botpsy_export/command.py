@@ -44,7 +44,7 @@ def run(args) -> int:
     except VerificationFailedError as error:
         from .api import read_manifest
 
-        print(format_summary(read_manifest(args.out), args.out), file=sys.stderr)
+        print(format_summary(read_manifest(error.folder), error.folder), file=sys.stderr)
         print(f"error: {error}", file=sys.stderr)
         return 1
     except ExportError as error:

@@ -21,12 +21,21 @@ class OutOfDiskError(ExportError):
     pass
 
 
+class OutFolderError(ExportError):
+    """--out names something an export may not replace (a file, a folder that is no export)."""
+
+
 class DownloadError(ExportError):
     """A pinned download failed or does not match its pinned hash or size."""
 
 
 class VerificationFailedError(ExportError):
-    """fp32 parity failed: the exported graph does not compute what PyTorch computes."""
+    """A graph does not compute what PyTorch (or its standard graph) computes. `folder` is where
+    the failed export was kept for inspection (not --out, which is left as it was)."""
+
+    def __init__(self, message: str, folder=None):
+        super().__init__(message)
+        self.folder = folder
 
 
 class AppendingGraphError(ExportError):

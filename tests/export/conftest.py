@@ -31,6 +31,18 @@ def read_manifest(folder):
     return json.loads((folder / "manifest.json").read_text())
 
 
+def earlier_export(folder, note="earlier"):
+    """A complete folder as an earlier export left it (a manifest and a graph it lists)."""
+    (folder / "onnx").mkdir(parents=True)
+    (folder / "onnx" / "model_q4.onnx").write_bytes(b"old graph")
+    (folder / "manifest.json").write_text(json.dumps({
+        "format_version": 1, "name": note, "architecture": "qwen3_5", "source": note,
+        "files": {"onnx/model_q4.onnx": {"size": 9, "sha256": "0" * 64}},
+        "dtypes": {"q4": {"file": "onnx/model_q4.onnx", "files": ["onnx/model_q4.onnx"]}},
+    }))
+    return folder
+
+
 def load_graph_without_weights(path):
     return onnx.load(path, load_external_data=False)
 
