@@ -17,7 +17,7 @@
 // Bump VERSION to ship a new app version: the next visit installs it, deletes the old
 // app cache, and leaves stored models alone.
 
-const VERSION = "2026-12-01.2";
+const VERSION = "2026-12-03.1";
 const APP_CACHE = `botpsy-app-${VERSION}`;
 const APP_CACHE_PREFIX = "botpsy-app-";
 const INDEX_CACHE = "botpsy-model-index";
@@ -29,7 +29,8 @@ const ROOT = new URL("../", self.location.href);
 const SITE_HEADERS = self.BOTPSY_SITE_HEADERS ?? null;
 
 // Fetched at install; anything missing (e.g. an unbuilt agent bundle) is skipped,
-// and picked up later when the page uses it.
+// and picked up later when the page uses it. Every module the page and its workers import is
+// here: tests/product/test_offline_precache.py follows their imports and says what is missing.
 const PRECACHE = [
   "", "index.html",
   "static/css/tokens.css", "static/css/chat.css", "static/css/app.css", "static/icons/botpsy.svg",
@@ -38,7 +39,20 @@ const PRECACHE = [
   "web/ui/model-panel.js", "web/ui/settings-panel.js", "web/ui/file-drop.js", "web/ui/transcript.js",
   "web/ui/offline.js", "web/ui/markdown.js", "web/ui/streaming-markdown.js", "web/ui/code-block.js",
   "web/runtime/model-client.js", "web/runtime/protocol.js", "web/runtime/model-worker.js",
-  "web/agent/agent-host.js", "web/agent/agent-worker.js", "web/agent/rpc-channel.js",
+  "web/runtime/model/backend-selection.js", "web/runtime/model/dtype-graphs.js", "web/runtime/model/loaded-model.js",
+  "web/runtime/model/model-runner.js", "web/runtime/model/ort-loader.js", "web/runtime/model/tokenizer.js",
+  "web/runtime/decode/draft-feeder.js", "web/runtime/decode/generation.js", "web/runtime/decode/logits-processors.js",
+  "web/runtime/decode/phase-times.js", "web/runtime/decode/prompt-lookup.js", "web/runtime/decode/sampling.js",
+  "web/runtime/decode/stop-strings.js",
+  "web/runtime/state/appending-cache.js", "web/runtime/state/cache-state.js", "web/runtime/state/prefix-cache.js",
+  "web/runtime/state/prompt-state-format.js", "web/runtime/state/prompt-state.js",
+  "web/runtime/storage/cache-api.js", "web/runtime/storage/model-files.js", "web/runtime/storage/opfs.js",
+  "web/runtime/storage/sha256.js",
+  "web/runtime/grammar/token-bitmask.js", "web/runtime/grammar/tool-call-grammar.js",
+  "web/runtime/grammar/untagged-call.js", "web/runtime/grammar/xgrammar-engine.js",
+  "web/agent/agent-host.js", "web/agent/agent-worker.js", "web/agent/rpc-channel.js", "web/agent/approvals.js",
+  "web/agent/confirmed-fetch.js", "web/agent/host-tool-spec.js", "web/agent/user-files.js",
+  "web/agent/indexeddb-store.js", "web/agent/python-runtime.js",
   // run_python's sandbox: the page builds its frame from these bytes, so it starts offline too
   // (web/sandbox/sandbox-client.js), even on a page that never used it online.
   "web/sandbox/sandbox-client.js", "web/sandbox/protocol.js", "web/sandbox/sandbox.html",
