@@ -44,8 +44,8 @@ self.onmessage = async ({data}) => {
 HARNESS_HTML = """<!doctype html><meta charset="utf-8"><title>model-files harness</title>
 <script type="module">
 import {loadAll, modelFiles} from "./load-all.js";
-import {sha256HexPortable} from "/web/runtime/storage/sha256.js";
-Object.assign(window, {loadAll, modelFiles, sha256HexPortable});
+import * as sha256 from "/web/runtime/storage/sha256.js";
+Object.assign(window, {loadAll, modelFiles, sha256});
 window.loadInWorker = (folderUrl, paths) => new Promise((resolve, reject) => {
   const worker = new Worker("./worker.js", {type: "module"});
   worker.onmessage = ({data}) => { worker.terminate(); data.error ? reject(new Error(data.error)) : resolve(data.result); };
@@ -285,11 +285,105 @@ def test_carries_on_without_any_storage_with_a_warning(browser, open_guarded_pag
     assert any("will not be cached" in text for text in warnings)
 
 
+# FIPS 180-4 / NIST example messages and their SHA-256.
+KNOWN_VECTORS = {
+    b"": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    b"abc": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+    b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq":
+        "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1",
+    b"abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu":
+        "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1",
+    b"a" * 1_000_000: "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0",
+}
+
+
+def test_portable_sha256_gives_the_known_digests(harness):
+    for message, digest in KNOWN_VECTORS.items():
+        assert hashlib.sha256(message).hexdigest() == digest  # the table itself is right
+        whole = harness.evaluate("text => sha256.sha256HexPortable(new TextEncoder().encode(text))", message.decode())
+        assert whole == digest, f"message of {len(message)} bytes"
+
+
 def test_portable_sha256_matches_hashlib(harness):
     samples = [b"", b"abc", bytes(range(256)) * 3, os.urandom(1000)]
     for sample in samples:
-        digest = harness.evaluate("bytes => sha256HexPortable(new Uint8Array(bytes))", list(sample))
+        digest = harness.evaluate("bytes => sha256.sha256HexPortable(new Uint8Array(bytes))", list(sample))
         assert digest == hashlib.sha256(sample).hexdigest()
+
+
+# Random messages of odd sizes (around the 55/56/64-byte padding edges and past a megabyte), each
+# hashed by crypto.subtle, by the portable hash in one call, and fed to it in random pieces (some
+# empty, some longer than a block). Returns the sizes where any of them disagree.
+INCREMENTAL_VS_SUBTLE = """
+async (sizes) => {
+  const random = (n) => {
+    const bytes = new Uint8Array(n);
+    for (let at = 0; at < n; at += 65536) crypto.getRandomValues(bytes.subarray(at, at + 65536));
+    return bytes;
+  };
+  const hex = (buffer) => Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
+  const disagreements = [];
+  for (const size of sizes) {
+    const message = random(size);
+    const expected = hex(await crypto.subtle.digest("SHA-256", message));
+    const hash = new sha256.Sha256();
+    for (let at = 0; at < size;) {
+      const piece = Math.floor(Math.random() * (Math.random() < 0.5 ? 70 : 5000));
+      hash.update(message.subarray(at, at + piece));
+      at += piece;
+    }
+    const pieces = hash.digestHex();
+    const whole = sha256.sha256HexPortable(message);
+    const chosen = await sha256.sha256Hex(message);
+    if (new Set([expected, pieces, whole, chosen]).size !== 1) disagreements.push({size, expected, pieces, whole, chosen});
+  }
+  return disagreements;
+}
+"""
+
+
+def test_incremental_sha256_matches_crypto_subtle_on_random_data_of_odd_sizes(harness):
+    sizes = [1, 3, 55, 56, 57, 63, 64, 65, 119, 120, 127, 129, 1000, 4097, 65_537, 100_003, 1_048_583]
+    assert harness.evaluate(INCREMENTAL_VS_SUBTLE, sizes) == []
+
+
+def test_without_crypto_subtle_a_file_of_several_chunks_hashes_right(harness):
+    """An insecure origin has no crypto.subtle (as files over SUBTLE_DIGEST_MAX_BYTES bypass it):
+    sha256Hex hashes chunk by chunk, yielding between chunks, to the same digest."""
+    result = harness.evaluate("""async () => {
+        const message = new Uint8Array(2 * 16 * 2 ** 20 + 13);
+        for (let at = 0; at < message.length; at += 65536) crypto.getRandomValues(message.subarray(at, at + 65536));
+        const hex = (buffer) => Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
+        const expected = hex(await crypto.subtle.digest("SHA-256", message));
+        let ticks = 0;
+        const ticker = setInterval(() => ticks++, 0);
+        Object.defineProperty(crypto, "subtle", {value: undefined, configurable: true});
+        try {
+          return {expected, actual: await sha256.sha256Hex(message), ticksDuringHash: ticks};
+        } finally {
+          delete crypto.subtle;
+          clearInterval(ticker);
+        }
+    }""")
+    assert result["actual"] == result["expected"]
+    assert result["ticksDuringHash"] >= 1, "the hash never yielded to the event loop between chunks"
+    assert harness.evaluate("() => crypto.subtle !== undefined")
+
+
+def test_misused_incremental_hash_gets_clear_errors(harness):
+    errors = harness.evaluate("""() => {
+        const attempt = (action) => { try { action(); return null; } catch (error) { return error.message; } };
+        const finished = new sha256.Sha256().update(new Uint8Array(3));
+        finished.digestHex();
+        return {
+          notBytes: attempt(() => new sha256.Sha256().update("abc")),
+          updateAfterDigest: attempt(() => finished.update(new Uint8Array(1))),
+          digestTwice: attempt(() => finished.digestHex()),
+        };
+    }""")
+    assert "takes a Uint8Array, got string" in errors["notBytes"]
+    assert "update after digestHex" in errors["updateAfterDigest"]
+    assert "digestHex called twice" in errors["digestTwice"]
 
 
 def test_bad_arguments_get_clear_errors(harness):
