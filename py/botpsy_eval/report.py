@@ -34,37 +34,15 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 
+from .columns import ColumnTable, accuracy, cases_per_category, group_by_column, lookup, nested, run_settings
 from .jsonl_files import drop_partial_last_line, open_for_lines
 from .runner import CaseRun, EvalResults
 
 NOT_THE_BFCL_SCORE = ("Single-turn AST accuracy (BFCL v4 data); not BFCL v4's overall score, "
                       "which also weighs multi-turn and agentic categories.")
-
-
-def engine_keys(run: CaseRun) -> tuple:
-    return ("browser", run.dtype, run.tool_calls) if run.engine == "browser" else ("pytorch", run.tool_calls)
-
-
-def nested(groups: dict, value_of) -> dict:
-    out: dict = {}
-    for keys, runs in groups.items():
-        target = out
-        for key in keys[:-1]:
-            target = target.setdefault(key, {})
-        target[keys[-1]] = value_of(runs)
-    return out
-
-
-def accuracy(runs: list[CaseRun]) -> dict:
-    by_category = defaultdict(list)
-    for run in runs:
-        by_category[run.category].append(run.correct)
-    scores = {category: round(sum(values) / len(values), 4) for category, values in by_category.items()}
-    scores["overall"] = round(statistics.mean(scores.values()), 4) if scores else 0.0
-    return scores
 
 
 def _calls_by_opening(runs: list[CaseRun]) -> dict:
@@ -85,17 +63,10 @@ def fp32_parity(runs: list[CaseRun]) -> dict | None:
 
 
 def summarize(results: EvalResults, outputs_path: Path | None) -> dict:
-    groups = defaultdict(list)
-    for run in results.runs:
-        groups[engine_keys(run)].append(run)
-    cases = defaultdict(int)
-    for case in results.cases:
-        cases[case.category] += 1
-    settings = results.settings
+    groups = group_by_column(results.runs)
     generated = sum(not run.reused for run in results.runs)
     summary = {
-        "model": results.model, "backend": settings.backend, "seed": settings.seed, "limit": settings.limit,
-        "max_tokens": settings.max_tokens, "cases": dict(cases),
+        **run_settings(results), "cases": cases_per_category(results.cases),
         "accuracy": nested(groups, accuracy),
         "unparsed_calls": nested(groups, lambda runs: sum(len(run.unparsed) for run in runs)),
         "calls_by_opening": nested(groups, _calls_by_opening),
@@ -141,43 +112,18 @@ def token_agreement(groups: dict) -> dict:
     return out
 
 
-def _columns(summary: dict) -> list[tuple[str, tuple]]:
-    columns = []
-    for dtype, modes in summary["accuracy"].get("browser", {}).items():
-        for mode in modes:
-            columns.append((f"{dtype} {mode}", ("browser", dtype, mode)))
-    if "pytorch" in summary["accuracy"]:
-        columns.append(("pytorch", ("pytorch", "free")))
-    return columns
-
-
-def _lookup(tree: dict, keys: tuple):
-    for key in keys:
-        tree = tree[key]
-    return tree
-
-
 def format_table(summary: dict) -> str:
-    columns = _columns(summary)
-    width = max([len("category")] + [len(c) for c in summary["cases"]] + [len("same tokens as fp32 free")])
-    cell = max([11] + [len(label) + 1 for label, _ in columns])
-    lines = [NOT_THE_BFCL_SCORE, "",
-             f"{'category':<{width}} {'cases':>5} " + "".join(f"{label:>{cell}}" for label, _ in columns)]
-    for category, count in summary["cases"].items():
-        row = "".join(f"{_lookup(summary['accuracy'], keys).get(category, 0.0):>{cell}.3f}" for _, keys in columns)
-        lines.append(f"{category:<{width}} {count:>5} {row}")
-    total = sum(summary["cases"].values())
-    rows = [("overall (mean)", "accuracy", lambda v: f"{v['overall']:.3f}"),
-            ("unparsed calls", "unparsed_calls", str),
-            ("failed generations", "failed_generations", str),
-            ("mean prompt tokens", "mean_prompt_tokens", lambda v: f"{v:.0f}"),
-            ("mean output tokens", "mean_output_tokens", lambda v: f"{v:.1f}"),
-            ("seconds", "seconds_per_engine", lambda v: f"{v:.0f}")]
-    for label, key, show in rows:
-        lines.append(f"{label:<{width}} {total if key == 'accuracy' else '':>5} "
-                     + "".join(f"{show(_lookup(summary[key], keys)):>{cell}}" for _, keys in columns))
-    lines.extend(_agreement_rows(summary, columns, width, cell))
-    openings = [(label, _lookup(summary["calls_by_opening"], keys)) for label, keys in columns]
+    table = ColumnTable(summary, wide_labels=("same tokens as fp32 free",))
+    columns = table.columns
+    lines = [NOT_THE_BFCL_SCORE, ""] + table.accuracy_and_measures(summary, [
+        ("overall (mean)", "accuracy", lambda v: f"{v['overall']:.3f}"),
+        ("unparsed calls", "unparsed_calls", str),
+        ("failed generations", "failed_generations", str),
+        ("mean prompt tokens", "mean_prompt_tokens", lambda v: f"{v:.0f}"),
+        ("mean output tokens", "mean_output_tokens", lambda v: f"{v:.1f}"),
+        ("seconds", "seconds_per_engine", lambda v: f"{v:.0f}")])
+    lines.extend(_agreement_rows(summary, table))
+    openings = [(label, lookup(summary["calls_by_opening"], keys)) for label, keys in columns]
     if any(counts for _, counts in openings):
         lines += ["", "calls by opening:"] + [
             f"  {label}: " + (", ".join(f"{opening} {n}" for opening, n in counts.items()) or "none")
@@ -200,18 +146,18 @@ def format_table(summary: dict) -> str:
     return "\n".join(lines)
 
 
-def _agreement_rows(summary: dict, columns: list, width: int, cell: int) -> list[str]:
+def _agreement_rows(summary: dict, table: ColumnTable) -> list[str]:
     same = summary.get("same_tokens")
     if not same:
         return []
     compared = same["compared"]
-    rows = [f"{'same tokens as ' + same['baseline'].removeprefix('browser ').removesuffix(' free'):<{width}} {compared:>5} "
-            + "".join(f"{_lookup(same, keys):>{cell}}" for _, keys in columns)]
+    rows = [table.row("same tokens as " + same["baseline"].removeprefix("browser ").removesuffix(" free"), compared,
+                      [lookup(same, keys) for _, keys in table.columns])]
     constrained = summary.get("constrained_same_as_free")
     if constrained:
-        rows.append(f"{'constrained = free':<{width}} {compared:>5} "
-                    + "".join(f"{constrained[keys[1]] if keys[-1] == 'constrained' and keys[1] in constrained else '':>{cell}}"
-                              for _, keys in columns))
+        rows.append(table.row("constrained = free", compared,
+                              [constrained[keys[1]] if keys[-1] == "constrained" and keys[1] in constrained else ""
+                               for _, keys in table.columns]))
     return rows
 
 

@@ -19,9 +19,8 @@ The JSON summary (`botpsy-web eval --json` with multi-turn categories prints it 
 from __future__ import annotations
 
 import statistics
-from collections import defaultdict
 
-from ..report import accuracy, engine_keys, nested
+from ..columns import ColumnTable, accuracy, cases_per_category, group_by_column, lookup, nested, run_settings
 from .runner import MultiTurnResults, MultiTurnRun
 
 NOT_THE_BFCL_SCORE = ("BFCL v4 multi-turn accuracy (base, miss_func, miss_param, long_context) through our agent "
@@ -48,18 +47,11 @@ def same_outputs_as_pytorch(groups: dict) -> dict | None:
 
 
 def summarize(results: MultiTurnResults, records_path, transcripts_path) -> dict:
-    groups = defaultdict(list)
-    for run in results.runs:
-        groups[engine_keys(run)].append(run)
-    cases = defaultdict(int)
-    for case in results.cases:
-        cases[case.category] += 1
-    settings = results.settings
+    groups = group_by_column(results.runs)
     summary = {
-        "model": results.model, "backend": settings.backend, "seed": settings.seed, "limit": settings.limit,
-        "max_tokens": settings.max_tokens,
+        **run_settings(results),
         "max_steps_per_turn": results.runs[0].max_steps if results.runs else None,
-        "cases": dict(cases),
+        "cases": cases_per_category(results.cases),
         "accuracy": nested(groups, accuracy),
         "no_call_turns_ok": nested(groups, lambda runs: sum(run.no_call_turns_ok for run in runs)),
         "forced_quits": nested(groups, lambda runs: sum(run.forced_quit for run in runs)),
@@ -80,48 +72,24 @@ def summarize(results: MultiTurnResults, records_path, transcripts_path) -> dict
     return summary
 
 
-def _columns(summary: dict) -> list[tuple[str, tuple]]:
-    columns = [(f"{dtype} {mode}", ("browser", dtype, mode))
-               for dtype, modes in summary["accuracy"].get("browser", {}).items() for mode in modes]
-    if "pytorch" in summary["accuracy"]:
-        columns.append(("pytorch", ("pytorch", "free")))
-    return columns
-
-
-def _lookup(tree: dict, keys: tuple):
-    for key in keys:
-        tree = tree[key]
-    return tree
-
-
 def format_table(summary: dict) -> str:
-    columns = _columns(summary)
-    width = max([len("same outputs as pytorch")] + [len(category) for category in summary["cases"]])
-    cell = max([11] + [len(label) + 1 for label, _ in columns])
-    lines = [NOT_THE_BFCL_SCORE, "",
-             f"{'category':<{width}} {'cases':>5} " + "".join(f"{label:>{cell}}" for label, _ in columns)]
-    for category, count in summary["cases"].items():
-        row = "".join(f"{_lookup(summary['accuracy'], keys).get(category, 0.0):>{cell}.3f}" for _, keys in columns)
-        lines.append(f"{category:<{width}} {count:>5} {row}")
-    total = sum(summary["cases"].values())
-    rows = [("overall (mean)", "accuracy", lambda v: f"{v['overall']:.3f}"),
-            ("no-call turns kept", "no_call_turns_ok", str),
-            ("forced quits", "forced_quits", str),
-            ("failed cases", "failed_cases", str),
-            ("calls run", "calls_ran", str),
-            ("calls refused", "calls_refused", str),
-            ("mean steps per turn", "mean_steps_per_turn", lambda v: f"{v:.2f}"),
-            ("mean seconds per case", "mean_seconds_per_case", lambda v: f"{v:.1f}"),
-            ("seconds", "seconds_per_engine", lambda v: f"{v:.0f}")]
-    for label, key, show in rows:
-        lines.append(f"{label:<{width}} {total if key == 'accuracy' else '':>5} "
-                     + "".join(f"{show(_lookup(summary[key], keys)):>{cell}}" for _, keys in columns))
+    table = ColumnTable(summary, wide_labels=("same outputs as pytorch",))
+    lines = [NOT_THE_BFCL_SCORE, ""] + table.accuracy_and_measures(summary, [
+        ("overall (mean)", "accuracy", lambda v: f"{v['overall']:.3f}"),
+        ("no-call turns kept", "no_call_turns_ok", str),
+        ("forced quits", "forced_quits", str),
+        ("failed cases", "failed_cases", str),
+        ("calls run", "calls_ran", str),
+        ("calls refused", "calls_refused", str),
+        ("mean steps per turn", "mean_steps_per_turn", lambda v: f"{v:.2f}"),
+        ("mean seconds per case", "mean_seconds_per_case", lambda v: f"{v:.1f}"),
+        ("seconds", "seconds_per_engine", lambda v: f"{v:.0f}")])
     same = summary.get("same_outputs_as_pytorch")
     if same:
-        lines.append(f"{'same outputs as pytorch':<{width}} {same['compared']:>5} "
-                     + "".join(f"{_lookup(same, keys) if keys[0] == 'browser' else '':>{cell}}" for _, keys in columns))
+        lines.append(table.row("same outputs as pytorch", same["compared"],
+                               [lookup(same, keys) if keys[0] == "browser" else "" for _, keys in table.columns]))
     lines.append("")
-    lines.append(f"{len(columns)} column(s), {summary['seconds']:.0f} s; at most {summary['max_steps_per_turn']} "
+    lines.append(f"{len(table.columns)} column(s), {summary['seconds']:.0f} s; at most {summary['max_steps_per_turn']} "
                  f"generations per turn, {summary['max_tokens']} tokens each")
     if summary["reused_runs"]:
         lines.append(f"{summary['reused_runs']} case run(s) read back from the records file, not run again")
