@@ -15,9 +15,10 @@ browser side is bench/scenario-constrained.js.
 
 from __future__ import annotations
 
-import json
 import statistics
 from pathlib import Path
+
+from botpsy_web.bench_scenario import call_scenario, folder_agent
 
 SCENARIO_MODULE = "/bench/scenario-constrained.js"
 MESSAGE = "Add a note that the dentist moved to Friday at 10, tagged health."
@@ -41,15 +42,12 @@ def agent_prompt(folder: Path, variant: int | None = None):
     """(prefix text, prompt text, grammar spec) of the agent with its default tools. A `variant`
     number gives calculator one more optional parameter of that name, so the grammar is one the
     worker has not compiled yet (its cache is keyed by the grammar's text)."""
-    from botpsy_agent.agent import Agent, AgentOptions
+    from botpsy_agent.agent import AgentOptions
     from botpsy_agent.browser_session import builtin_tools
-    from botpsy_agent.chat_format import ChatFormat
     from botpsy_agent.tool_selection import DEFAULT_ENABLED_TOOLS
     from botpsy_agent.tooling import Tool
 
-    manifest = json.loads((folder / "manifest.json").read_text())
-    chat_format = ChatFormat.from_model_files(json.loads((folder / "tokenizer_config.json").read_text()), manifest)
-    agent = Agent(model=None, chat_format=chat_format, options=AgentOptions(tool_calls="required"))
+    agent = folder_agent(folder, AgentOptions(tool_calls="required"))
     for tool in builtin_tools():
         if tool.name in DEFAULT_ENABLED_TOOLS:
             parameters = tool.parameters
@@ -62,8 +60,8 @@ def agent_prompt(folder: Path, variant: int | None = None):
     return agent.render_prompt_prefix(), prompt, spec
 
 
-def _call(page, function: str, options: dict):
-    return page.evaluate(f"async (options) => (await import({SCENARIO_MODULE!r})).{function}(options)", options)
+def _call(page, function: str, options: dict | None = None):
+    return call_scenario(page, SCENARIO_MODULE, function, options)
 
 
 def measure_constrained(page, load_options: dict, folder: Path, repeats: int, log) -> dict:
@@ -83,7 +81,7 @@ def measure_constrained(page, load_options: dict, folder: Path, repeats: int, lo
             log(f"    run {run + 1}: {runs['constrained'][-1]['tokensPerSecond']:.2f} tok/s constrained, "
                 f"{runs['free'][-1]['tokensPerSecond']:.2f} free (one token per call); compile {compiles[run]:.0f} ms")
     finally:
-        page.evaluate(f"async () => (await import({SCENARIO_MODULE!r})).stop()")
+        _call(page, "stop")
     constrained = runs["constrained"]
     masks = sum(run["masks"] for run in constrained)
     rate = lambda key: statistics.median(run["tokensPerSecond"] for run in runs[key])  # noqa: E731

@@ -16,9 +16,10 @@ returning_visitor_first_token_s and returning_visitor_load_s, in the same column
 
 from __future__ import annotations
 
-import json
 import statistics
 from pathlib import Path
+
+from botpsy_web.bench_scenario import call_scenario, folder_agent
 
 SCENARIO_MODULE = "/bench/scenario-returning-visitor.js"
 FIRST_MESSAGE = "What is on my calendar tomorrow?"
@@ -40,14 +41,10 @@ FIGURE_ROWS = (
 
 def agent_prompts(folder: Path, encode) -> tuple[list[int], list[int]]:
     """(warm-up prefix ids, first prompt ids) of the agent with its default tools, for this folder."""
-    from botpsy_agent.agent import Agent
     from botpsy_agent.browser_session import builtin_tools
-    from botpsy_agent.chat_format import ChatFormat
     from botpsy_agent.tool_selection import DEFAULT_ENABLED_TOOLS
 
-    manifest = json.loads((folder / "manifest.json").read_text())
-    chat_format = ChatFormat.from_model_files(json.loads((folder / "tokenizer_config.json").read_text()), manifest)
-    agent = Agent(model=None, chat_format=chat_format)
+    agent = folder_agent(folder)
     for tool in builtin_tools():
         agent.add_tool(tool, enabled_by_default=tool.name in DEFAULT_ENABLED_TOOLS)
     prompt = agent.render_prompt(({"role": "user", "content": FIRST_MESSAGE},))
@@ -55,7 +52,7 @@ def agent_prompts(folder: Path, encode) -> tuple[list[int], list[int]]:
 
 
 def _visit(page, options: dict) -> dict:
-    return page.evaluate(f"async (options) => (await import({SCENARIO_MODULE!r})).visit(options)", options)
+    return call_scenario(page, SCENARIO_MODULE, "visit", options)
 
 
 def measure_returning_visitor(engine: str, bench_page, load_options: dict, folder: Path, encode, repeats: int,
@@ -70,8 +67,7 @@ def measure_returning_visitor(engine: str, bench_page, load_options: dict, folde
                "maxTokens": ANSWER_TOKENS}
     without, with_state = [], []
     for run in range(repeats):
-        page.evaluate(f"async (url) => (await import({SCENARIO_MODULE!r})).forgetPromptStates(url)",
-                      load_options["folderUrl"])
+        call_scenario(page, SCENARIO_MODULE, "forgetPromptStates", load_options["folderUrl"])
         without.append(_visit(page, options))
         with_state.append(_visit(page, options))
         log(f"    run {run + 1}: first token {without[-1]['firstTokenMs'] / 1000:.2f} s without the state, "
