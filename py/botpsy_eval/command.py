@@ -10,9 +10,7 @@ JSON line (botpsy_eval.report); every case's prompt and output go to the --outpu
 
 from __future__ import annotations
 
-import datetime
 import json
-import signal
 import sys
 from pathlib import Path
 
@@ -24,7 +22,7 @@ def _list(text: str) -> list[str]:
 def register(subparsers):
     from .browser import DEFAULT_DTYPES
     from .data import CATEGORIES, MULTI_TURN_CATEGORIES
-    from .runner import REFERENCES, TOOL_CALL_MODES
+    from .settings import REFERENCES, TOOL_CALL_MODES
 
     parser = subparsers.add_parser(
         "eval", help="BFCL single-turn tool-call accuracy of a folder in the browser, per dtype (and PyTorch's)")
@@ -58,20 +56,17 @@ def register(subparsers):
 def _settings(args):
     """EvalSettings from the arguments, or an error message naming what is wrong."""
     from .data import BfclDataError, check_categories, load_category
-    from .run_options import check_run_options
-    from .runner import TOOL_CALL_MODES, EvalSettings
+    from .run_options import check_run_options, eval_settings
 
-    checked, error = check_run_options(args, TOOL_CALL_MODES)
+    checked, error = check_run_options(args)
     if error:
         return None, error
-    folder, dtypes = checked.folder, checked.dtypes
     try:
         categories = check_categories(args.categories)
         load_category(categories[0])  # the data is there (else: how to install it)
     except (ValueError, BfclDataError, IndexError) as error:
         return None, str(error) if not isinstance(error, IndexError) else "--categories is empty"
-    return EvalSettings(folder, tuple(dtypes), tuple(categories), args.backend, args.limit, args.seed,
-                        tuple(args.tool_calls), args.reference, args.max_tokens, args.torch_threads), None
+    return eval_settings(args, checked, categories), None
 
 
 class _Progress:
@@ -114,10 +109,11 @@ def run(args) -> int:
         return 2
     from .report import OutputsFile, format_table, summarize
     from .resume import EarlierRuns, ResumeError
+    from .run_options import outputs_path
     from .runner import pending_generations, render_cases, run_eval
+    from .stopping import run_until_stopped
 
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
-    outputs = args.outputs or Path(f"eval-{settings.folder.name}-{stamp}.jsonl")
+    outputs = outputs_path(args, settings, "eval")
     try:
         earlier = EarlierRuns.read(outputs) if args.resume else EarlierRuns()
     except ResumeError as error:
@@ -136,38 +132,15 @@ def run(args) -> int:
         outputs_file.write(case_run)
         progress.advance(case_run)
 
-    from playwright.sync_api import Error as PlaywrightError
-
-    from botpsy_export.errors import ExportError
-
-    # Ctrl-C in a terminal reaches the browser's driver too, which then fails the call in flight:
-    # remember that it was the person, so that the answer says how to go on, not "the browser failed".
-    interrupted = []
-
-    def on_interrupt(signum, frame):
-        interrupted.append(signum)
-        raise KeyboardInterrupt
-
-    previous_handler = signal.signal(signal.SIGINT, on_interrupt)
-    stopped = (f"\nstopped: every finished case is in {outputs}; the same command with --resume goes on "
-               "from there")
     try:
-        results = run_eval(settings, on_run=on_run, on_stage=progress.stage, earlier=earlier, prepared=prepared)
-    except PlaywrightError as error:  # the runtime's own message (e.g. "WebGPU unavailable ..."), no stack
-        from .browser import first_line
-
-        print(stopped if interrupted else f"\nerror: the browser run failed: {first_line(error)}", file=sys.stderr)
-        return 130 if interrupted else 1
-    except ExportError as error:  # the PyTorch reference could not load the folder's source
-        print(f"\nerror: the PyTorch reference could not load the model: {error}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print(stopped, file=sys.stderr)
-        return 130
+        results, exit_code = run_until_stopped(
+            lambda: run_eval(settings, on_run=on_run, on_stage=progress.stage, earlier=earlier, prepared=prepared),
+            outputs)
     finally:
-        signal.signal(signal.SIGINT, previous_handler)
         progress.close()
         outputs_file.close()
+    if exit_code:
+        return exit_code
     if earlier.stale:
         print(f"note: {earlier.stale} stored run(s) were generated again: their prompt or --max-tokens no longer "
               "matches (or they had failed)", file=sys.stderr)

@@ -1,14 +1,16 @@
 """The checks every `botpsy-web eval` run makes of its options, single-turn and multi-turn alike:
-the folder, its dtypes, the tool-call modes, the limits and the outputs file. Errors are
-sentences naming the option."""
+the folder, its dtypes, the tool-call modes, the limits and the outputs file; then the run's
+settings and its outputs file's name from them. Errors are sentences naming the option."""
 
 from __future__ import annotations
 
+import datetime
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from .browser import DEFAULT_DTYPES
+from .settings import TOOL_CALL_MODES, EvalSettings
 
 
 @dataclass(frozen=True)
@@ -17,7 +19,7 @@ class CheckedOptions:
     dtypes: list[str]
 
 
-def check_run_options(args, tool_call_modes) -> tuple[CheckedOptions | None, str | None]:
+def check_run_options(args) -> tuple[CheckedOptions | None, str | None]:
     folder = args.folder.resolve()
     manifest_path = folder / "manifest.json"
     if not manifest_path.is_file():
@@ -27,9 +29,9 @@ def check_run_options(args, tool_call_modes) -> tuple[CheckedOptions | None, str
     missing = [d for d in dtypes if d not in available]
     if missing:
         return None, f"dtype {', '.join(map(repr, missing))} is not in {folder}; it has {', '.join(available)}"
-    unknown_modes = [m for m in args.tool_calls if m not in tool_call_modes]
+    unknown_modes = [m for m in args.tool_calls if m not in TOOL_CALL_MODES]
     if unknown_modes or not args.tool_calls:
-        return None, f"--tool-calls takes {' and/or '.join(tool_call_modes)}, got {','.join(args.tool_calls) or 'nothing'}"
+        return None, f"--tool-calls takes {' and/or '.join(TOOL_CALL_MODES)}, got {','.join(args.tool_calls) or 'nothing'}"
     if args.limit is not None and args.limit < 1:
         return None, f"--limit must be at least 1, got {args.limit}"
     if args.max_tokens < 1:
@@ -42,3 +44,15 @@ def check_run_options(args, tool_call_modes) -> tuple[CheckedOptions | None, str
     if not dtypes and not args.reference:
         return None, "nothing to run: no dtype and no --reference"
     return CheckedOptions(folder, dtypes), None
+
+
+def eval_settings(args, checked: CheckedOptions, categories) -> EvalSettings:
+    """The run's settings: the checked folder and dtypes, the given categories, the rest as given."""
+    return EvalSettings(checked.folder, tuple(checked.dtypes), tuple(categories), args.backend, args.limit, args.seed,
+                        tuple(args.tool_calls), args.reference, args.max_tokens, args.torch_threads)
+
+
+def outputs_path(args, settings: EvalSettings, prefix: str) -> Path:
+    """--outputs, or a new file in this folder named after the run's kind, the model and the time."""
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    return args.outputs or Path(f"{prefix}-{settings.folder.name}-{stamp}.jsonl")

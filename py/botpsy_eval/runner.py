@@ -19,23 +19,7 @@ from .data import Case, load_cases
 from .generation import Generation, GenerationError
 from .pipeline import ReadCalls, RenderedCase, chat_format_for, read_calls, render_case
 from .resume import EarlierRuns, RunKey, weights_identity
-
-TOOL_CALL_MODES = ("free", "constrained")
-REFERENCES = ("pytorch",)
-
-
-@dataclass(frozen=True)
-class EvalSettings:
-    folder: Path
-    dtypes: tuple[str, ...]
-    categories: tuple[str, ...]
-    backend: str = "wasm"
-    limit: int | None = None
-    seed: int = 0
-    tool_calls: tuple[str, ...] = ("free",)
-    reference: str | None = None
-    max_tokens: int = 256
-    torch_threads: int | None = None  # None: torch's default
+from .settings import EvalSettings
 
 
 @dataclass
@@ -123,14 +107,6 @@ def run_cases(model: Generator | None, engine: tuple[str, str, str], rendered: l
     return runs
 
 
-def _engines(settings: EvalSettings) -> list[tuple[tuple[str, str, str], str]]:
-    """Every (engine, backend) the settings run, in the order they run."""
-    engines = [(("browser", dtype, mode), settings.backend) for dtype in settings.dtypes for mode in settings.tool_calls]
-    if settings.reference == "pytorch":
-        engines.append((("pytorch", "fp32", "free"), "cpu"))
-    return engines
-
-
 def pending_generations(settings: EvalSettings, rendered: list[RenderedCase], earlier: EarlierRuns) -> dict:
     """Per engine: how many of its cases need a new generation (the rest are read back)."""
     model_name = Path(settings.folder).name
@@ -138,7 +114,7 @@ def pending_generations(settings: EvalSettings, rendered: list[RenderedCase], ea
                 [(run_key(model_name, weights_identity(settings.folder, engine), backend, engine, item.case.id),
                   item.prompt) for item in rendered],
                 settings.max_tokens)
-            for engine, backend in _engines(settings)}
+            for engine, backend in settings.engines()}
 
 
 def render_cases(settings: EvalSettings) -> tuple[ChatFormat, list[Case], list[RenderedCase]]:

@@ -9,35 +9,28 @@ both back and runs only the cases they lack.
 
 from __future__ import annotations
 
-import datetime
 import json
-import signal
 import sys
-from pathlib import Path
 
 
 def _settings(args):
-    """MultiTurnSettings from the arguments, or an error message naming what is wrong."""
-    from ..run_options import check_run_options
+    """EvalSettings from the arguments, or an error message naming what is wrong."""
     from ..data import BfclDataError, MULTI_TURN_CATEGORIES
+    from ..run_options import check_run_options, eval_settings
     from .data import load_category
-    from .runner import TOOL_CALL_MODES, MultiTurnSettings
 
     mixed = [category for category in args.categories if category not in MULTI_TURN_CATEGORIES]
     if mixed:
         return None, (f"--categories mixes multi-turn and single-turn categories ({', '.join(mixed)}): "
                       "run them as two commands")
-    checked, error = check_run_options(args, TOOL_CALL_MODES)
+    checked, error = check_run_options(args)
     if error:
         return None, error
-    folder, dtypes = checked.folder, checked.dtypes
     try:
         load_category(args.categories[0])  # the data is there (else: how to install it)
     except BfclDataError as error:
         return None, str(error)
-    return MultiTurnSettings(folder, tuple(dtypes), tuple(dict.fromkeys(args.categories)), args.backend, args.limit,
-                             args.seed, tuple(args.tool_calls), args.reference, args.max_tokens,
-                             args.torch_threads), None
+    return eval_settings(args, checked, dict.fromkeys(args.categories)), None
 
 
 def run_multi_turn_eval(args) -> int:
@@ -45,16 +38,12 @@ def run_multi_turn_eval(args) -> int:
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
-    from playwright.sync_api import Error as PlaywrightError
-
-    from botpsy_export.errors import ExportError
-
-    from ..browser import first_line
+    from ..run_options import outputs_path
+    from ..stopping import run_until_stopped
     from .report import format_table, summarize
     from .runner import EarlierMultiTurnRuns, RecordsFile, run_multi_turn
 
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
-    outputs = args.outputs or Path(f"eval-multi-turn-{settings.folder.name}-{stamp}.jsonl")
+    outputs = outputs_path(args, settings, "eval-multi-turn")
     try:
         earlier = EarlierMultiTurnRuns(outputs if args.resume else None)
     except ValueError as error:
@@ -78,29 +67,14 @@ def run_multi_turn_eval(args) -> int:
             print(f"      {progress['case_id']} turn {progress['turn']} step {progress['step']}: "
                   f"{progress['output_chars']} characters in {progress['seconds']:.1f} s", file=sys.stderr, flush=True)
 
-    interrupted = []
-
-    def on_interrupt(signum, frame):
-        interrupted.append(signum)
-        raise KeyboardInterrupt
-
-    previous_handler = signal.signal(signal.SIGINT, on_interrupt)
-    stopped = (f"\nstopped: every finished case is in {outputs}; the same command with --resume goes on "
-               "from there")
     try:
-        results = run_multi_turn(settings, records, earlier, on_run=on_run, on_stage=on_stage, on_step=on_step)
-    except PlaywrightError as error:
-        print(stopped if interrupted else f"\nerror: the browser run failed: {first_line(error)}", file=sys.stderr)
-        return 130 if interrupted else 1
-    except ExportError as error:
-        print(f"\nerror: the PyTorch reference could not load the model: {error}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print(stopped, file=sys.stderr)
-        return 130
+        results, exit_code = run_until_stopped(
+            lambda: run_multi_turn(settings, records, earlier, on_run=on_run, on_stage=on_stage, on_step=on_step),
+            outputs)
     finally:
-        signal.signal(signal.SIGINT, previous_handler)
         records.close()
+    if exit_code:
+        return exit_code
     summary = summarize(results, outputs, records.transcripts)
     print(format_table(summary))
     if args.json:

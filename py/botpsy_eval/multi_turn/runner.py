@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Callable
 
 from ..resume import weights_identity
+from ..settings import EvalSettings
 from .checker import score_transcript
 from .data import MultiTurnCase, bfcl_constants, load_cases
-
-TOOL_CALL_MODES = ("free", "constrained")
 
 
 def bfcl_step_limit() -> int:
@@ -29,20 +28,6 @@ def bfcl_step_limit() -> int:
     once that count passes MAXIMUM_STEP_LIMIT, so a turn gets one more generation than that."""
     prompts, _ = bfcl_constants()
     return prompts.MAXIMUM_STEP_LIMIT + 1
-
-
-@dataclass(frozen=True)
-class MultiTurnSettings:
-    folder: Path
-    dtypes: tuple[str, ...]
-    categories: tuple[str, ...]
-    backend: str = "wasm"
-    limit: int | None = None
-    seed: int = 0
-    tool_calls: tuple[str, ...] = ("free",)
-    reference: str | None = None
-    max_tokens: int = 256       # per generation
-    torch_threads: int | None = None
 
 
 @dataclass
@@ -81,7 +66,7 @@ class MultiTurnRun:
 
 @dataclass
 class MultiTurnResults:
-    settings: MultiTurnSettings
+    settings: EvalSettings
     model: str
     cases: list[MultiTurnCase]
     runs: list[MultiTurnRun] = field(default_factory=list)
@@ -170,14 +155,7 @@ class _TorchAgentModel:
         yield generation.text
 
 
-def engines(settings: MultiTurnSettings) -> list[tuple[tuple[str, str, str], str]]:
-    listed = [(("browser", dtype, mode), settings.backend) for dtype in settings.dtypes for mode in settings.tool_calls]
-    if settings.reference == "pytorch":
-        listed.append((("pytorch", "fp32", "free"), "cpu"))
-    return listed
-
-
-def run_multi_turn(settings: MultiTurnSettings, records: RecordsFile, earlier: EarlierMultiTurnRuns | None = None,
+def run_multi_turn(settings: EvalSettings, records: RecordsFile, earlier: EarlierMultiTurnRuns | None = None,
                    on_run: Callable[[MultiTurnRun], None] = lambda run: None,
                    on_stage: Callable[[str], None] = lambda stage: None,
                    on_step: Callable[[dict], None] = lambda progress: None) -> MultiTurnResults:
@@ -193,7 +171,7 @@ def run_multi_turn(settings: MultiTurnSettings, records: RecordsFile, earlier: E
 
     # Read once, at the start: the weights an engine loads then are the ones it runs, whatever
     # happens to the folder meanwhile (an export written again in place).
-    weights = {engine: weights_identity(settings.folder, engine) for engine, _ in engines(settings)}
+    weights = {engine: weights_identity(settings.folder, engine) for engine, _ in settings.engines()}
 
     def identity(engine, backend) -> dict:
         return {"model": model_name, "weights": weights[engine], "backend": backend,
@@ -220,7 +198,7 @@ def run_multi_turn(settings: MultiTurnSettings, records: RecordsFile, earlier: E
             results.runs.append(run)
             on_run(run)
 
-    browser_engines = [(engine, backend) for engine, backend in engines(settings) if engine[0] == "browser"]
+    browser_engines = [(engine, backend) for engine, backend in settings.engines() if engine[0] == "browser"]
     to_load = [dtype for dtype in settings.dtypes
                if any(pending(engine, backend) for engine, backend in browser_engines if engine[1] == dtype)]
     for engine, backend in browser_engines:  # everything read back: scored without a browser
