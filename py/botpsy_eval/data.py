@@ -63,11 +63,12 @@ def _read_lines(path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def check_categories(names) -> list[str]:
-    unknown = [name for name in names if name not in CATEGORIES]
+def check_categories(names, known=CATEGORIES, kind: str = "BFCL") -> list[str]:
+    """The names as a list, or ValueError naming those not in `known` (the `kind` of categories)."""
+    unknown = [name for name in names if name not in known]
     if unknown:
-        raise ValueError(f"unknown BFCL categor{'y' if len(unknown) == 1 else 'ies'} "
-                         f"{', '.join(map(repr, unknown))}; known: {', '.join(CATEGORIES)}")
+        raise ValueError(f"unknown {kind} categor{'y' if len(unknown) == 1 else 'ies'} "
+                         f"{', '.join(map(repr, unknown))}; known: {', '.join(known)}")
     return list(names)
 
 

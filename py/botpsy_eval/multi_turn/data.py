@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass
 
 from ..data import (DATA_PACKAGE, INSTALL_COMMAND, MULTI_TURN_CATEGORIES, BfclDataError, _data_root, _read_lines,
-                    sample_cases)
+                    check_categories, sample_cases)
 
 
 @dataclass(frozen=True)
@@ -69,11 +69,7 @@ def function_docs(class_name: str) -> list[dict]:
 
 
 def check_multi_turn_categories(names) -> list[str]:
-    unknown = [name for name in names if name not in MULTI_TURN_CATEGORIES]
-    if unknown:
-        raise ValueError(f"unknown multi-turn categor{'y' if len(unknown) == 1 else 'ies'} "
-                         f"{', '.join(map(repr, unknown))}; known: {', '.join(MULTI_TURN_CATEGORIES)}")
-    return list(names)
+    return check_categories(names, MULTI_TURN_CATEGORIES, "multi-turn")
 
 
 def _prepare(entry: dict, category: str, ground_truth: list, docs_by_class: dict) -> MultiTurnCase:
