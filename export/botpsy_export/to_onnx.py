@@ -1,7 +1,5 @@
 """Trace an architecture's graph module to an fp32 ONNX file that onnxruntime-web 1.30 accepts."""
 
-import os
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -9,11 +7,10 @@ import onnx
 import torch
 
 from .architectures import Architecture
+from .external_data import has_external_data, save_with_external_data
 
 OPSET = 18
 MAX_IR_VERSION = 10  # onnxruntime-web 1.30 rejects IR > 13; opset 18 needs >= 8
-ALIGNMENT = 4096  # external tensors start on page boundaries (mmap-friendly)
-COPY_BLOCK = 64 * 2**20
 TRACE_PAST_LENGTH = 3
 TRACE_NEW_TOKENS = 2
 
@@ -56,35 +53,16 @@ def _dynamic_axes(arch: Architecture) -> dict:
     return axes
 
 
-def save_model(model: onnx.ModelProto, path: Path) -> list[Path]:
-    """Save with the weights in `<name>_data` beside the graph; returns the files written.
+def save_model(model: onnx.ModelProto, path: Path, source_dir: Path | None = None) -> list[Path]:
+    """Save with the weights in `<name>_data` (then `_data_1`, ... past 1 GiB each:
+    external_data.py) beside the graph; returns the files written, graph first.
 
     Always external, even for small graphs: the appending graph (`appending_graph.py`) is
-    saved beside it and points at the same weights file, so the weights are downloaded once.
+    saved beside it and points at the same weights files, so the weights are downloaded once.
+    Tensors already external are streamed from `source_dir`.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
     model.ir_version = min(model.ir_version, MAX_IR_VERSION)
-    data_name = path.name + "_data"
-    if os.path.exists(path.parent / data_name):
-        os.remove(path.parent / data_name)
-    onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
-                    location=data_name, size_threshold=1024)
-    shutil.copymode(path, path.parent / data_name)  # onnx creates it owner-only; it is served like the graph
-    return [path, path.parent / data_name]
-
-
-def _all_tensors(model: onnx.ModelProto):
-    """Initializers and tensors held in node attributes (large Constants are external too)."""
-    yield from model.graph.initializer
-    for node in model.graph.node:
-        for attribute in node.attribute:
-            if attribute.HasField("t"):
-                yield attribute.t
-            yield from attribute.tensors
-
-
-def _has_external_data(model: onnx.ModelProto) -> bool:
-    return any(t.data_location == onnx.TensorProto.EXTERNAL for t in _all_tensors(model))
+    return save_with_external_data(model, path, source_dir)
 
 
 def export_fp32(arch: Architecture, path: Path) -> list[Path]:
@@ -105,38 +83,8 @@ def export_fp32(arch: Architecture, path: Path) -> list[Path]:
         model = onnx.load(trace_path, load_external_data=False)
         _check_io(model, arch)
         _declare_output_shapes(model, arch)
-        if _has_external_data(model):
-            return _save_gathering_external_data(model, Path(scratch), path)
-    return save_model(model, path)
-
-
-def _save_gathering_external_data(model: onnx.ModelProto, source_dir: Path, path: Path) -> list[Path]:
-    """Stream every external tensor into one `<name>.onnx_data`: a 4 GB graph is never held in RAM."""
-    model.ir_version = min(model.ir_version, MAX_IR_VERSION)
-    data_path = path.parent / (path.name + "_data")
-    with open(data_path, "wb") as data:
-        for tensor in _all_tensors(model):
-            if tensor.data_location != onnx.TensorProto.EXTERNAL:
-                continue
-            info = {entry.key: entry.value for entry in tensor.external_data}
-            data.write(b"\0" * (-data.tell() % ALIGNMENT))
-            offset = data.tell()
-            with open(source_dir / info["location"], "rb") as source:
-                source.seek(int(info.get("offset", 0)))
-                remaining = int(info["length"]) if "length" in info else None
-                while remaining is None or remaining > 0:
-                    block = source.read(COPY_BLOCK if remaining is None else min(COPY_BLOCK, remaining))
-                    if not block:
-                        break
-                    data.write(block)
-                    remaining = None if remaining is None else remaining - len(block)
-            del tensor.external_data[:]
-            for key, value in (("location", data_path.name), ("offset", str(offset)),
-                               ("length", str(data.tell() - offset))):
-                entry = tensor.external_data.add()
-                entry.key, entry.value = key, value
-    onnx.save_model(model, path)
-    return [path, data_path]
+        # A 4 GB graph is never held in RAM: its external tensors are streamed into the shards.
+        return save_model(model, path, Path(scratch) if has_external_data(model) else None)
 
 
 def _set_dims(value_info, dims):
