@@ -23,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from botpsy_web.app_page import wait_until_offline_ready
 from botpsy_web.bench import CHROMIUM_ARGS, CHROMIUM_PATH
 from botpsy_web.serve import serve_in_background
 from botpsy_web.site.build import SiteOptions, build_site
@@ -56,17 +57,6 @@ def first_answer_seconds(page, base_url: str, model: str, dtype: str, new_visito
     page.get_by_role("button", name="Stop").click()
     page.locator(".message.assistant[aria-busy='false']").wait_for()
     return seconds
-
-
-def wait_until_offline_ready(page):
-    page.wait_for_function("() => navigator.serviceWorker.controller !== null")
-    page.evaluate("""() => new Promise((resolve) => {
-        navigator.serviceWorker.addEventListener('message', (event) => {
-            if (event.data?.type === 'cached-urls') resolve();
-        });
-        const urls = [location.href, ...performance.getEntriesByType('resource').map((e) => e.name)];
-        navigator.serviceWorker.controller.postMessage({type: 'cache-urls', urls});
-    })""")
 
 
 def visits(browser, base_url: str, model: str, dtype: str) -> tuple[float, float]:

@@ -11,6 +11,7 @@ every escape attempt: from the page, and from each worker with code evaluated in
 import pytest
 
 from botpsy_web import REPO_ROOT
+from botpsy_web.app_page import wait_until_offline_ready
 from botpsy_web.content_policy import APP_DIRECTIVES, app_policy, fetch_frame_policy
 
 from .conftest import model_option
@@ -79,17 +80,6 @@ def load_real_model(page):
     page.get_by_role("combobox", name="Backend").select_option("wasm")
     page.get_by_role("button", name="Load model").click()
     page.locator("#load-progress[data-state='ready']").wait_for()
-
-
-def wait_until_offline_ready(page):
-    page.wait_for_function("() => navigator.serviceWorker.controller !== null")
-    page.evaluate("""() => new Promise((resolve) => {
-        navigator.serviceWorker.addEventListener('message', (event) => {
-            if (event.data?.type === 'cached-urls') resolve();
-        });
-        const urls = [location.href, ...performance.getEntriesByType('resource').map((e) => e.name)];
-        navigator.serviceWorker.controller.postMessage({type: 'cache-urls', urls});
-    })""")
 
 
 def scriptable_workers(page):

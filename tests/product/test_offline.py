@@ -8,6 +8,7 @@ import re
 import pytest
 
 from botpsy_web import REPO_ROOT
+from botpsy_web.app_page import wait_until_offline_ready
 
 from .conftest import model_option
 
@@ -25,18 +26,6 @@ def send(page, text):
     box = page.get_by_role("textbox", name="Message to BotPsy")
     box.fill(text)
     box.press("Enter")
-
-
-def wait_until_offline_ready(page):
-    """The service worker controls the page and has finished storing what the page used."""
-    page.wait_for_function("() => navigator.serviceWorker.controller !== null")
-    page.evaluate("""() => new Promise((resolve) => {
-        navigator.serviceWorker.addEventListener('message', (event) => {
-            if (event.data?.type === 'cached-urls') resolve();
-        });
-        const urls = [location.href, ...performance.getEntriesByType('resource').map((e) => e.name)];
-        navigator.serviceWorker.controller.postMessage({type: 'cache-urls', urls});
-    })""")
 
 
 def test_reload_offline_gives_a_working_assistant_with_the_cached_model(

@@ -11,6 +11,7 @@ import pytest
 
 from .conftest import MODEL, HostPage, RequestLog
 
+from botpsy_web.app_page import wait_until_offline_ready
 from botpsy_web.site.build import file_headers
 
 
@@ -34,18 +35,6 @@ def ask_and_get_an_answer(page):
     page.get_by_role("button", name="Stop").click()
     page.locator(".message.assistant[aria-busy='false']").last.wait_for()
     assert page.locator(".message.assistant .notice.error").count() == 0
-
-
-def wait_until_offline_ready(page):
-    """The service worker controls the page and has stored what the page loaded before it did."""
-    page.wait_for_function("() => navigator.serviceWorker.controller !== null")
-    page.evaluate("""() => new Promise((resolve) => {
-        navigator.serviceWorker.addEventListener('message', (event) => {
-            if (event.data?.type === 'cached-urls') resolve();
-        });
-        const urls = [location.href, ...performance.getEntriesByType('resource').map((e) => e.name)];
-        navigator.serviceWorker.controller.postMessage({type: 'cache-urls', urls});
-    })""")
 
 
 def site_path(url, base):
