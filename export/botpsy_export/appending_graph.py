@@ -13,7 +13,7 @@ that guesses several tokens ahead checks them all in one call with it (prompt-lo
 web/runtime/draft-decoding.js).
 
 The graph is edited without reading its weights and saved beside the standard graph, pointing
-at the same external weights file.
+at the same external data files (every shard, same offsets).
 """
 
 from pathlib import Path
@@ -158,7 +158,7 @@ def write_appending_graph(standard_path: Path, state_specs: list[StateSpec]) -> 
     """Write the appending graph of the graph at `standard_path` beside it and check it.
 
     The weights are never read: the graph keeps its references to the standard graph's
-    external data file (same folder, same offsets)."""
+    external data files (same folder, same shards, same offsets)."""
     model = onnx.load(standard_path, load_external_data=False)
     make_appending(model, state_specs)
     add_num_logits_input(model)
