@@ -80,3 +80,26 @@ def tool_call_text():
 def model_option(page, name: str):
     """The model picker's radio for the folder `name` exactly (not `name-fp16...` beside it)."""
     return page.get_by_role("radio", name=re.compile(rf"^{re.escape(name)}(\s|$)"))
+
+
+def send(page, text):
+    """Types `text` into the message box and sends it, as a person does."""
+    box = page.get_by_role("textbox", name="Message to BotPsy")
+    box.fill(text)
+    box.press("Enter")
+
+
+def drop_files(page, files):
+    """Drops files on the page's drop zone, as a person dragging them from the desktop does.
+    files: (name, type, content) with content text or bytes."""
+    page.evaluate("""(files) => {
+        const transfer = new DataTransfer();
+        for (const [name, type, text, bytes] of files) {
+            transfer.items.add(new File([bytes === null ? text : new Uint8Array(bytes)], name, {type}));
+        }
+        const zone = document.getElementById('drop-zone');
+        for (const type of ['dragenter', 'dragover', 'drop']) {
+            zone.dispatchEvent(new DragEvent(type, {dataTransfer: transfer, bubbles: true, cancelable: true}));
+        }
+    }""", [[name, type, content, None] if isinstance(content, str) else [name, type, None, list(content)]
+           for name, type, content in files])

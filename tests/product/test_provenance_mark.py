@@ -3,15 +3,9 @@ file says so on its tool card, and when the note is read back later, its result 
 stored data that came from that file. SCRIPTED model (see test_tool_episode.py); the real
 agent, tools and IndexedDB."""
 
-from .conftest import model_option
+from .conftest import drop_files, model_option, send
 
 MODEL = "tiny-qwen3.5"
-
-
-def send(page, text):
-    box = page.get_by_role("textbox", name="Message to BotPsy")
-    box.fill(text)
-    box.press("Enter")
 
 
 def test_a_note_from_a_document_is_marked_on_its_cards(browser, open_guarded_page, app_server, exported_model,
@@ -34,14 +28,7 @@ def test_a_note_from_a_document_is_marked_on_its_cards(browser, open_guarded_pag
     model_option(page, MODEL).check()
     page.get_by_role("button", name="Load model").click()
     page.locator("#load-progress[data-state='ready']").wait_for()
-    page.evaluate("""() => {
-        const transfer = new DataTransfer();
-        transfer.items.add(new File(['Minutes: send the budget to finance.'], 'minutes.txt', {type: 'text/plain'}));
-        const zone = document.getElementById('drop-zone');
-        for (const type of ['dragenter', 'dragover', 'drop']) {
-            zone.dispatchEvent(new DragEvent(type, {dataTransfer: transfer, bubbles: true, cancelable: true}));
-        }
-    }""")
+    drop_files(page, [("minutes.txt", "text/plain", "Minutes: send the budget to finance.")])
     page.get_by_role("list", name="Files the assistant can read").get_by_text("minutes.txt").wait_for()
 
     send(page, "Please summarise the minutes and note what I must do")

@@ -11,7 +11,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import model_option
+from .conftest import drop_files, model_option, send
 
 MODEL = "tiny-qwen3.5"  # its folder gives the real chat template and tool-call format
 # Turned around by U+202E ("pay to moc.emca" reads as "pay to acme.com"), a zero-width space
@@ -58,12 +58,6 @@ def episode_page(browser, open_guarded_page, app_server, exported_model, agent_b
     yield page
     context.close()
     guard.assert_clean()
-
-
-def send(page, text):
-    box = page.get_by_role("textbox", name="Message to BotPsy")
-    box.fill(text)
-    box.press("Enter")
 
 
 def test_approving_with_edited_arguments_runs_the_edited_call(episode_page, artifacts_dir):
@@ -135,15 +129,8 @@ def test_escape_in_the_dialog_counts_as_deny(episode_page):
 
 def test_dropped_files_are_read_by_the_file_tools(episode_page):
     page = episode_page
-    page.evaluate("""() => {
-        const transfer = new DataTransfer();
-        transfer.items.add(new File(['# Packing\\n- tent\\n- headlamp\\n'], 'packing.md', {type: 'text/markdown'}));
-        transfer.items.add(new File([new Uint8Array([137, 80, 78, 71])], 'photo.png', {type: 'image/png'}));
-        const zone = document.getElementById('drop-zone');
-        for (const type of ['dragenter', 'dragover', 'drop']) {
-            zone.dispatchEvent(new DragEvent(type, {dataTransfer: transfer, bubbles: true, cancelable: true}));
-        }
-    }""")
+    drop_files(page, [("packing.md", "text/markdown", "# Packing\n- tent\n- headlamp\n"),
+                      ("photo.png", "image/png", bytes([137, 80, 78, 71]))])
     page.get_by_role("list", name="Files the assistant can read").get_by_text("packing.md").wait_for()
     assert "photo.png: only" in page.get_by_role("status").filter(has_text="Some files were not added").inner_text()
     send(page, "what is on my packing list?")
