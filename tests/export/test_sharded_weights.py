@@ -19,6 +19,7 @@ from onnx import TensorProto, helper, numpy_helper
 from botpsy_export import external_data
 from botpsy_export.api import export_model
 from botpsy_export.architectures import StateSpec
+from botpsy_export.quantize import Fp16
 from botpsy_export.runner import OnnxStepper
 
 from .conftest import load_graph_without_weights, read_manifest
@@ -137,6 +138,21 @@ def test_sharded_graphs_compute_exactly_what_one_data_file_computes(sharded, tmp
             logits.append(stepper.feed([int(np.argmax(logits[-1]))]))
         results.append(np.stack(logits))
     np.testing.assert_array_equal(results[0], results[1])
+
+
+def test_half_precision_reads_and_writes_shards(sharded, tmp_path):
+    """fp16 (not in the sharded export above) converts the sharded fp32 graph into sharded fp16
+    weights that compute what the fp16 graph of one data file computes."""
+    manifest = read_manifest(sharded)
+    fp32_graph = sharded / manifest["dtypes"]["fp32"]["file"]
+    merged = external_data.save_with_external_data(onnx.load(fp32_graph), tmp_path / "fp32" / fp32_graph.name)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(external_data, "MAX_SHARD_BYTES", SHARD_LIMIT)
+        sharded_half = Fp16().quantize(fp32_graph, tmp_path / "sharded" / "model_fp16.onnx")
+    whole_half = Fp16().quantize(merged[0], tmp_path / "whole" / "model_fp16.onnx")
+    assert len(sharded_half) >= 4 and len(whole_half) == 2
+    outputs = [OnnxStepper(files[0], _specs(manifest)).feed(PROMPT) for files in (sharded_half, whole_half)]
+    np.testing.assert_array_equal(outputs[0], outputs[1])
 
 
 # --- the writer ------------------------------------------------------------------
