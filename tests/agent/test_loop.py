@@ -14,13 +14,10 @@ from botpsy_agent.conversation import ConversationFormatError
 from botpsy_agent.scripted_model import ScriptedModel
 from botpsy_agent.tooling import ToolContext, ToolError, tool
 
+from .conftest import xml_call
+
 
 QWEN_FORMAT = ChatFormat((Path(__file__).parent / "templates" / "qwen35_style.jinja").read_text())
-
-
-def xml_call(tool_name, **arguments):
-    parameters = "".join(f"<parameter={key}>\n{value}\n</parameter>\n" for key, value in arguments.items())
-    return f"<tool_call>\n<function={tool_name}>\n{parameters}</function>\n</tool_call>"
 
 
 @tool

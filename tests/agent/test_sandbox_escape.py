@@ -10,15 +10,12 @@ import threading
 
 import pytest
 
+from .conftest import xml_call
+
 TEMPLATE_URL = "/tests/agent/templates/qwen35_style.jinja"
 PAGE = "/tests/pages/agent-host.html"
 STORE = "botpsy-test-sandbox-escape"
 PIN_NOTE = "My bank PIN is 4711"
-
-
-def xml_call(tool_name, **arguments):
-    parameters = "".join(f"<parameter={key}>\n{value}\n</parameter>\n" for key, value in arguments.items())
-    return f"<tool_call>\n<function={tool_name}>\n{parameters}</function>\n</tool_call>"
 
 
 class RecordingServer(socketserver.ThreadingTCPServer):
