@@ -10,7 +10,7 @@ import pytest
 from botpsy_web import REPO_ROOT
 from botpsy_web.app_page import wait_until_offline_ready
 
-from .conftest import model_option
+from .conftest import model_option, send
 
 MODEL = "tiny-qwen3.5"
 
@@ -20,12 +20,6 @@ def load_model(page, name=MODEL):
     page.get_by_role("combobox", name="Backend").select_option("wasm")
     page.get_by_role("button", name="Load model").click()
     page.locator("#load-progress[data-state='ready']").wait_for()
-
-
-def send(page, text):
-    box = page.get_by_role("textbox", name="Message to BotPsy")
-    box.fill(text)
-    box.press("Enter")
 
 
 def test_reload_offline_gives_a_working_assistant_with_the_cached_model(
