@@ -156,15 +156,14 @@ UNTAGGED_EXAMPLES = [
     {"role": "user", "content": "Show my open todos."},
     {"role": "assistant", "content": '{"name": "todo_list", "arguments": {"status": "open"}}'},
     {"role": "user", "content": "Set an alarm for seven, every day."}]
-# Up to the name's first quote: whatever name the model meant, the call that follows is an offered tool's.
-UNTAGGED_OPENING = re.compile(r'\s*(```(json)?[ \t]*\n\s*)?\{\s*"name"\s*:\s*"')
+UNTAGGED_OPENING = re.compile(r'\s*(```(json)?[ \t]*\n\s*)?\{\s*"name"\s*:\s*"(set_alarm|todo_list)"')
 
 
 def test_auto_makes_a_call_opened_without_tags_at_the_reply_start_valid(models, runtime_page):
     """Hermes JSON replies may be a bare (or fenced) call object, as Qwen2.5-Coder writes them:
-    at temperature 1 SmolLM2 opens some, and each one is a whole, valid call of an offered tool
-    (the grammar's doing: once the opening is written the processor hands the reply to the
-    call's own grammar, name included), read back as such; "none" lets no such call open."""
+    at temperature 1 SmolLM2 opens some, and each one that names an offered tool is a whole,
+    valid call for it (the grammar's doing: the processor hands such a reply to the call's own
+    grammar), read back as such; "none" lets no such call open."""
     model = models["smol"]
     chat_format = model["format"]
     messages = [{"role": "system", "content": "You are a helpful assistant."}, *UNTAGGED_EXAMPLES]
@@ -184,10 +183,12 @@ def test_auto_makes_a_call_opened_without_tags_at_the_reply_start_valid(models, 
     assert not any(_calls(text, chat_format) for text in forbidden), forbidden
 
 
-def test_auto_gives_an_untagged_call_an_offered_name_when_the_model_wants_another(models, runtime_page):
-    """Pushed hard towards `{"name": "get_weather"` (no such tool), free decoding writes that
-    invented name, which the parser reads as prose (JSON data); under "auto" the grammar takes
-    over at the name's first quote, so the same push ends in a valid call of an offered tool."""
+def test_auto_leaves_an_untagged_object_with_a_name_no_tool_has_free(models, runtime_page):
+    """Pushed hard towards `{"name": "get_weather"` (no such tool), the reply stays the model's
+    own text under "auto", as the parser reads it (prose, JSON data): the grammar takes over only
+    once an offered name is written. Taking over at the name's first quote instead was measured
+    (bench/RESULTS.md, issue 26): it turned BFCL irrelevance answers, where Qwen2.5-Coder invents
+    a tool because none fits, into wrong calls of offered tools."""
     model = models["smol"]
     invented = runtime_page.evaluate("async (text) => window.clients.smol.tokenize(text)",
                                      '{"name": "get_weather", "arguments": {}}')
@@ -195,14 +196,11 @@ def test_auto_gives_an_untagged_call_an_offered_name_when_the_model_wants_anothe
     options = {"maxTokens": 60}
     free = _generate(runtime_page, "smol", model["prompt"], logitsProcessors=[push], **options)
     assert free["text"].lstrip().startswith('{"name": "get_weather'), free["text"]
-    assert _calls(free["text"], model["format"]) == []
     constrained = _generate(runtime_page, "smol", model["prompt"],
                             logitsProcessors=[push, _spec(model, "auto")], **options)
-    assert UNTAGGED_OPENING.match(constrained["text"]), constrained["text"]
-    [call] = _calls(constrained["text"], model["format"])
-    assert call.error is None and call.name in SCHEMAS and call.opening == "bare_json", constrained["text"]
-    assert check_arguments(call.arguments, SCHEMAS[call.name]) == [], constrained["text"]
-    assert constrained["stats"]["grammarUntaggedCalls"] == 1
+    assert constrained["tokens"] == free["tokens"]
+    assert _calls(constrained["text"], model["format"]) == []
+    assert constrained["stats"]["grammarUntaggedCalls"] == 0
 
 
 def _padding_ids(folder):

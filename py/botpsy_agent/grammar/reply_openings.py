@@ -10,12 +10,14 @@ xgrammar's triggers fire anywhere in the text, and JSON later in a reply is pros
 token-mask table per character of every opening and tool name (seconds per tool set). So the
 processor (web/runtime/grammar/untagged-call.js) watches the reply's start instead, the way
 llama.cpp's lazy grammars do: it walks json_reply.OPENING_STATES over the text so far, and
-once an opening is written up to the name's first quote, it hands the reply to a matcher of
-untagged_call_grammar, fed the reply's tokens from the start. From there the name must be an
-offered tool's (as after <tool_call>: a call opened either way comes out valid), the rest
-that tool's valid call object (then "\\n```" in a fence), and the reply ends. Under "none"
-only an offered name is refused, so a reply may still be JSON data ({"name": "Ada"}), which
-the parser reads as prose.
+once an opening and an offered tool's name with its closing quote are written, it hands the
+reply to a matcher of untagged_call_grammar, fed the reply's tokens from the start. From
+there the rest must be that tool's valid call object (then "\\n```" in a fence), and the
+reply ends. A name no tool has leaves the text free (JSON data), as the parser reads it.
+Taking over at the name's first quote instead (as after <tool_call>) was measured and
+rejected: Qwen2.5-Coder answers a question no offered tool fits with a call of a tool it
+invents, and forcing an offered name there turned those answers into wrong calls (BFCL
+irrelevance 3 of 5 right free, 1 of 5 forced; bench/RESULTS.md, issue 26).
 """
 
 from __future__ import annotations

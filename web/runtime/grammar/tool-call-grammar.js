@@ -15,8 +15,8 @@
 // grammar would refuse, so no model call is spent on it.
 //
 // With args.untaggedCall (Hermes JSON), the reply's start is also watched for a call written
-// without tags (untagged-call.js); once its opening is written (up to the name's first quote),
-// that call's own matcher takes over from the structural tag's for the rest of the reply. A token that completes such an opening but
+// without tags (untagged-call.js); once one is known, that call's own matcher takes over from
+// the structural tag's for the rest of the reply. A token that completes such an opening but
 // could not continue the call is refused like any other. No tokens are guessed while watching.
 import {grammarEngineFor} from "./xgrammar-engine.js";
 import {applyTokenBitmask} from "./token-bitmask.js";
@@ -103,13 +103,7 @@ class ToolCallGrammar {
     const watched = this.callMatcher === null && this.watch?.watching;
     this.lastAccept = this.callMatcher ? "call" : watched ? "watched" : "tag";
     if (!(await this.#acceptInto(this.active, tokenId))) return false;
-    if (!watched) return true;
-    // Under "auto" the call's grammar takes over as soon as the opening is written, so the name
-    // is an offered one too; under "none" only a call (an offered name) is refused, so a reply
-    // may still be JSON data such as {"name": "Ada"}.
-    const status = this.watch.push(tokenId);
-    const opens = status === "call" || (this.createCallMatcher !== null && this.watch.opened);
-    if (!opens) return true;
+    if (!watched || this.watch.push(tokenId) !== "call") return true;
     if (await this.#openUntaggedCall()) return true;
     this.matcher.rollBack(1);  // a call that cannot open here (or may not at all): refused
     this.watch.pop();

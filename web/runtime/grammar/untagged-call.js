@@ -3,11 +3,9 @@
 // fence. The structural tag cannot hold it (its triggers fire anywhere in the text, and JSON
 // later in a reply is prose), so the reply's start is watched instead, the way llama.cpp's
 // lazy grammars work: the openings' automaton (json_reply.OPENING_STATES in
-// py/botpsy_agent/parsing/, sent in the args) is walked over the text so far.
-// classifyReplyStart says what the parser will read (a call once an offered tool's name is
-// closed); the processor does not wait for that: once an opening is written up to the name's
-// first quote it hands the reply to a matcher of the call's own grammar, fed the reply's
-// tokens from the first one, so the name too is one an offered tool has (as after <tool_call>).
+// py/botpsy_agent/parsing/, sent in the args) is walked over the text so far; once an opening
+// and an offered tool's name with its closing quote are written, the caller hands the reply
+// to a matcher of the call's own grammar, fed the reply's tokens from the first one.
 
 /**
  * @typedef {object} UntaggedCallArgs
@@ -32,26 +30,16 @@ export function checkUntaggedCallArgs(args) {
   return args;
 }
 
-/** Where the name's string starts when the reply so far opens a call object (up to that quote);
- * -1 while it may still do so, -2 once it cannot. */
-export function openingEnd(text, {openings, start, accepts}) {
+/** Whether the reply so far is "call" (an opening and an offered name, closed), "prose" or "undecided". */
+export function classifyReplyStart(text, {openings, start, accepts, tools}) {
   let state = start;
   let index = 0;
   for (; index < text.length && !accepts.includes(state); index++) {
     const next = Object.entries(openings[state]).find(([chars]) => chars.includes(text[index]));
-    if (!next) return -2;
+    if (!next) return "prose";
     state = next[1];
   }
-  return accepts.includes(state) ? index : -1;
-}
-
-/** Whether the reply so far is "call" (an opening and an offered name, closed), "prose" or "undecided":
- * what the parser reads it as. */
-export function classifyReplyStart(text, args) {
-  const {tools} = args;
-  const index = openingEnd(text, args);
-  if (index === -2) return "prose";
-  if (index === -1) return "undecided";
+  if (!accepts.includes(state)) return "undecided";
   const close = text.indexOf('"', index);
   const name = text.slice(index, close < 0 ? text.length : close);
   if (name.includes("\\") || !tools.some((tool) => tool.startsWith(name))) return "prose";
@@ -67,7 +55,6 @@ export class UntaggedCallWatch {
     this.tokens = [];
     this.pieces = [];
     this.status = "undecided";
-    this.opened = false;  // an opening is written up to the name's first quote
   }
 
   get watching() {
@@ -78,7 +65,7 @@ export class UntaggedCallWatch {
   push(tokenId) {
     this.tokens.push(tokenId);
     this.pieces.push(this.tokenText(tokenId));
-    this.#classify();
+    this.status = classifyReplyStart(this.pieces.join(""), this.args);
     return this.status;
   }
 
@@ -86,12 +73,6 @@ export class UntaggedCallWatch {
   pop() {
     this.tokens.pop();
     this.pieces.pop();
-    this.#classify();
-  }
-
-  #classify() {
-    const text = this.pieces.join("");
-    this.status = classifyReplyStart(text, this.args);
-    this.opened = openingEnd(text, this.args) >= 0;
+    this.status = classifyReplyStart(this.pieces.join(""), this.args);
   }
 }
