@@ -82,6 +82,14 @@ def model_option(page, name: str):
     return page.get_by_role("radio", name=re.compile(rf"^{re.escape(name)}(\s|$)"))
 
 
+def open_app_with_model(page, app_server, name: str):
+    """Opens the app, picks the model folder `name` and waits until it is loaded."""
+    page.goto(f"{app_server}/")
+    model_option(page, name).check()
+    page.get_by_role("button", name="Load model").click()
+    page.locator("#load-progress[data-state='ready']").wait_for()
+
+
 def send(page, text):
     """Types `text` into the message box and sends it, as a person does."""
     box = page.get_by_role("textbox", name="Message to BotPsy")

@@ -3,7 +3,7 @@ file says so on its tool card, and when the note is read back later, its result 
 stored data that came from that file. SCRIPTED model (see test_tool_episode.py); the real
 agent, tools and IndexedDB."""
 
-from .conftest import drop_files, model_option, send
+from .conftest import drop_files, open_app_with_model, send
 
 MODEL = "tiny-qwen3.5"
 
@@ -24,10 +24,7 @@ def test_a_note_from_a_document_is_marked_on_its_cards(browser, open_guarded_pag
             tool_call_text("notes_create", title="Dentist", text="Friday 9:00"), "Saved."]},
     ], folder)
     page.set_default_timeout(120_000)
-    page.goto(f"{app_server}/")
-    model_option(page, MODEL).check()
-    page.get_by_role("button", name="Load model").click()
-    page.locator("#load-progress[data-state='ready']").wait_for()
+    open_app_with_model(page, app_server, MODEL)
     drop_files(page, [("minutes.txt", "text/plain", "Minutes: send the budget to finance.")])
     page.get_by_role("list", name="Files the assistant can read").get_by_text("minutes.txt").wait_for()
 
