@@ -20,6 +20,7 @@ failing model or template ends the turn with an "error" event.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import time
 from dataclasses import dataclass, field, replace
@@ -58,6 +59,10 @@ class AgentOptions:
     # "required" or a tool's name (the turn's first reply must call it; later steps are
     # "auto", or the model could never answer), "none" (no call) or "off" (unconstrained).
     tool_calls: str = "auto"
+    # A reply that repeats the previous step's calls exactly (same tools, same arguments) ends the
+    # turn without running them again. False runs them (the multi-turn eval: BFCL's harness runs
+    # whatever the model calls, until its step limit).
+    stop_repeated_calls: bool = True
 
 
 @dataclass
@@ -129,6 +134,7 @@ class Agent:
         if reset_cancel:
             self._cancelled = False
         prompt, output = None, ""
+        previous_calls = None
         for step in range(1, self.options.max_steps + 1):
             if self._cancelled and step == 1:  # stopped before the model said anything
                 self.conversation.add_assistant("", "", [])
@@ -160,6 +166,19 @@ class Agent:
                 self.conversation.add_assistant(parser.text, parser.thinking, [])
                 yield self._final(parser.text.strip(), step, cancelled=True)
                 return
+            if calls and self.options.stop_repeated_calls and _same_calls(parser.calls, previous_calls):
+                # The model wrote again the very calls whose results it was just given: a loop
+                # small models fall into (Qwen2.5-Coder-0.5B writes the calculator call after its
+                # result until the step limit, whatever the prompt: bench/RESULTS.md). They do not
+                # run again, and the turn ends: the results are what the person gets.
+                self.conversation.add_assistant(parser.text, parser.thinking, [])
+                names = ", ".join(dict.fromkeys(call.name or "?" for call in parser.calls))
+                yield {"type": "error", "message": f"The model called {names} again with the same "
+                                                   "arguments instead of answering.",
+                       "hint": "Its result is above."}
+                yield self._final(parser.text.strip(), step)
+                return
+            previous_calls = parser.calls
             self.conversation.add_assistant(parser.text, parser.thinking, calls)
             if not calls:
                 yield self._final(parser.text.strip(), step)
@@ -295,6 +314,13 @@ class Agent:
                                      self.chat_format.tool_call_format, mode,
                                      thinking=prompt_leaves_thinking_open(prompt))
         return [spec] if spec else []
+
+
+def _same_calls(calls: list, previous: list | None) -> bool:
+    """The same tools with the same arguments, in the same order."""
+    def key(each):
+        return [(call.name, json.dumps(call.arguments, sort_keys=True, default=str)) for call in each]
+    return previous is not None and key(calls) == key(previous)
 
 
 def _stream_events(parser_events) -> list[dict]:

@@ -125,7 +125,7 @@ def test_malformed_call_is_reported_to_the_model():
 
 
 def test_max_steps_stops_a_model_that_never_answers():
-    agent = make_agent([xml_call("note_list")] * 10, max_steps=3)
+    agent = make_agent([xml_call("divide", a=index, b=1) for index in range(10)], max_steps=3)
     events = run(agent, "loop forever")
     assert len(of_type(events, "tool_result")) == 3
     assert "stopped after 3 steps" in of_type(events, "error")[0]["message"]
@@ -236,3 +236,25 @@ def test_the_prompt_prefix_is_how_every_prompt_of_the_next_turn_starts():
     run(agent, "still there?")
     assert agent.model.prompts[-1].startswith(later) and "saved" in later
     assert agent.model.prompts[-1][len(later):].startswith("still there?")
+
+
+def test_a_call_repeated_at_once_does_not_run_again_and_ends_the_turn():
+    """Qwen2.5-Coder-0.5B writes the calculator call again after its result, until the step limit.
+    The same calls again do not run; the turn ends saying why, the first result standing."""
+    agent = make_agent([xml_call("divide", a=1, b=4)] * 5)
+    events = run(agent, "What is 1/4?")
+    assert [r["result"] for r in of_type(events, "tool_result")] == ["0.25"]
+    assert len(of_type(events, "tool_call")) == 1 and len(agent.model.prompts) == 2
+    [error] = of_type(events, "error")
+    assert error["message"] == "The model called divide again with the same arguments instead of answering."
+    assert error["hint"] == "Its result is above."
+    assert events[-1] == {"type": "final", "text": "", "steps": 2}
+    assert [m["role"] for m in agent.conversation.messages] == ["user", "assistant", "tool", "assistant"]
+    assert "tool_calls" not in agent.conversation.messages[-1] or not agent.conversation.messages[-1]["tool_calls"]
+
+
+def test_a_repeated_call_with_other_arguments_runs():
+    agent = make_agent([xml_call("divide", a=1, b=4), xml_call("divide", a=1, b=5), "0.25 and 0.2"])
+    events = run(agent, "1/4 and 1/5")
+    assert [r["result"] for r in of_type(events, "tool_result")] == ["0.25", "0.2"]
+    assert events[-1]["text"] == "0.25 and 0.2"

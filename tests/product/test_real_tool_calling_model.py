@@ -47,16 +47,18 @@ def ask(page, text):
 def test_a_percentage_question_is_answered_through_a_calculator_call(chat_page, artifacts_dir):
     reply = ask(chat_page, "What is 17% of 2,340?")
     cards = reply.locator(".tool-card")
-    assert cards.count() >= 1, reply.inner_text()
-    first = cards.first
-    assert first.locator(".tool-name").inner_text() == "calculator"
-    assert first.get_attribute("data-status") == "done"
-    assert "397.8" in first.locator(".tool-result").inner_text()
-    # What the model says after the result: when it answers in words, the words carry the number.
-    # (Once, on a machine at load 15, it wrote no words after the call; see the note.)
+    assert cards.count() == 1, reply.inner_text()
+    assert cards.first.locator(".tool-name").inner_text() == "calculator"
+    assert cards.first.get_attribute("data-status") == "done"
+    assert "397.8" in cards.first.locator(".tool-result").inner_text()
+    # What the model says after the result. This 0.5B model writes the same call again instead
+    # (PyTorch too, whatever the prompt: bench/RESULTS.md); the agent does not run it again and
+    # ends the turn saying so, where it used to run it until the step limit (8 cards, no answer).
     words = reply.locator(".answer")
     if words.count():
         assert re.search(r"397\.8\b", words.last.inner_text()), reply.inner_text()
+    else:
+        assert "called calculator again with the same arguments" in reply.locator(".notice.error").inner_text()
     chat_page.screenshot(path=artifacts_dir / "product-real-model-calculator.png")
 
 

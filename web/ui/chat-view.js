@@ -188,6 +188,13 @@ export class AssistantTurn {
     if (stats?.tokensPerSecond) bits.push(formatRate(stats.tokensPerSecond));
     if (stats?.elapsedMs) bits.push(formatDuration(stats.elapsedMs));
     this.footer.textContent = bits.join(" · ");
+    // A call that formed but never ran (stopped, or repeated by the model and not run again by
+    // the agent) leaves no card saying "Preparing".
+    for (const card of this.forming?.values() ?? []) {
+      card.element.remove();
+      this.record.parts.splice(this.record.parts.indexOf(card.record), 1);
+    }
+    this.forming?.clear();
     if (!this.record.parts.length && !stopped) this.appendText("(no answer)");
     this.#settleText();
   }
