@@ -455,3 +455,29 @@ def test_the_untagged_call_watch_in_the_spec():
                                                     (RICH_TOOLS, "hermes_json", "auto", True), ([], "hermes_json", "auto", False)):
         spec = logits_processor_spec(tools, tool_call_format, mode, thinking=thinking)
         assert "untaggedCall" not in spec["args"], (tool_call_format, mode, thinking)
+
+
+@pytest.mark.parametrize("indent", [2, 4])
+@pytest.mark.parametrize("name, arguments", RICH_CALLS, ids=["required-only", "everything", "no-arguments"])
+def test_indented_calls_are_accepted_as_qwen2_5_coder_writes_them(indent, name, arguments):
+    """Qwen2.5-Coder writes its calls as json.dumps(indent=2) does. Refused the line break after
+    the name, it wrote on into a name no tool has (BFCL multiple_87: "games_update_find_find")."""
+    text = json.dumps({"name": name, "arguments": arguments}, indent=indent).replace("</", "<\\/")
+    assert accepts(untagged_grammar(RICH_TOOLS), f"```json\n{text}\n```"), text
+    assert accepts(untagged_grammar(RICH_TOOLS), text), text
+    assert accepts(grammar_for(RICH_TOOLS, "hermes_json"), f"<tool_call>\n{text}\n</tool_call>"), text
+    [call] = read_back(text, "hermes_json", RICH_SCHEMAS)
+    assert (call.name, call.arguments) == (name, arguments)
+
+
+def test_whitespace_stays_bounded():
+    """A line break and at most MAX_INDENT spaces where json.dumps(indent) puts them; nothing more,
+    so a weak model cannot write whitespace forever."""
+    from botpsy_agent.grammar.json_values import MAX_INDENT
+
+    name, arguments = RICH_CALLS[0]
+    compact = bare_call(name, arguments)
+    most = compact.replace('"arguments": {', '"arguments": {\n' + " " * MAX_INDENT, 1)
+    assert accepts(untagged_grammar(RICH_TOOLS), most)
+    assert not accepts(untagged_grammar(RICH_TOOLS), most.replace("\n", "\n ", 1))
+    assert not accepts(untagged_grammar(RICH_TOOLS), compact.replace(', "arguments"', ',\n\n"arguments"', 1))

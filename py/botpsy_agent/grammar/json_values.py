@@ -6,9 +6,10 @@ oneOf. Any other keyword that would narrow a value (pattern, minLength, allOf, $
 is not expressible here: that value falls back to "any JSON value of the type" and a
 note says so, so the grammar is never stricter than the schema.
 
-Layout follows json.dumps with its default separators, a space after `,` and `:`
-optional, nothing else (a grammar that allows endless whitespace lets a weak model write
-it forever). Object keys may come in any order, each at most once, every required one
+Layout follows json.dumps, compact or indented: a space after `,` and `:` optional, or after
+`,`, `{` and `[` and before `}` and `]` a line break and at most MAX_INDENT spaces (Qwen2.5-Coder
+writes its calls indented; refused the line break, it wandered off into a name no tool has).
+Nothing else: a grammar that allows endless whitespace lets a weak model write it forever. Object keys may come in any order, each at most once, every required one
 present. Strings never hold a raw "<" followed by the second character of one of the
 `excluded` strings (the ends of the tool call that holds them: "</tool_call>"...), since the
 parser would cut the call there; JSON can still say it, as "<\\/" or "\\u003c".
@@ -33,6 +34,16 @@ MAX_ANY_ORDER_KEYS = 8
 # so a weak model cannot write digits until it runs out of tokens.
 MAX_DIGITS = 16
 CONTROL_CHARS = "".join(chr(code) for code in range(0x20))
+MAX_INDENT = 32
+
+
+def layout(rules: Rules) -> tuple[str, str]:
+    """(comma, line_break): the rule of a `,` with what may follow it, and the rule of one line
+    break with its indentation (optional after `{`/`[` and before `}`/`]`)."""
+    def build() -> tuple[str, str]:
+        line_break = rules.add("line_break", f'"\\n" " "{{0,{MAX_INDENT}}}')
+        return rules.add("comma", f'"," (" " | {line_break})?'), line_break
+    return rules.once("layout", build)
 
 
 @dataclass
@@ -79,9 +90,10 @@ def any_json_rule(rules: Rules, excluded: tuple[str, ...]) -> str:
 def _any_json(rules: Rules, excluded: tuple[str, ...]) -> str:
     value = rules.reserve("any_json")
     string = json_string_rule(rules, excluded)
-    array = rules.add("any_array", f'"[" ({value} ("," " "? {value})*)? "]"')
+    comma, line = layout(rules)
+    array = rules.add("any_array", f'"[" {line}? ({value} ({comma} {value})*)? {line}? "]"')
     member = rules.add("any_member", f'{string} ":" " "? {value}')
-    obj = rules.add("any_object", f'"{{" ({member} ("," " "? {member})*)? "}}"')
+    obj = rules.add("any_object", f'"{{" {line}? ({member} ({comma} {member})*)? {line}? "}}"')
     number = number_rule(rules)
     rules.define(value, f'({string} | {number} | "true" | "false" | "null" | {array} | {obj})')
     return value
@@ -203,7 +215,8 @@ class JsonValues:
 
     def _array(self, schema: dict, where: str) -> str:
         item = self.value(schema.get("items", True), f"{where}[]")
-        return self.rules.add("array", f'"[" ({item} ("," " "? {item})*)? "]"')
+        comma, line = layout(self.rules)
+        return self.rules.add("array", f'"[" {line}? ({item} ({comma} {item})*)? {line}? "]"')
 
     def _object(self, schema: dict, where: str) -> str:
         rules = self.rules
@@ -223,14 +236,16 @@ class JsonValues:
         members = [(key, rules.add("member", f"{literal(json.dumps(key, ensure_ascii=False))} "
                                              f'":" " "? {self.value(value, f"{where}.{key}")}'))
                    for key, value in properties.items()]
-        body = keyed_members(rules, "object", members, required, '"," " "?', self.notes, where)
-        return rules.add("object", f'"{{" {body} "}}"')
+        comma, line = layout(rules)
+        body = keyed_members(rules, "object", members, required, comma, self.notes, where)
+        return rules.add("object", f'"{{" {line}? {body} {line}? "}}"')
 
     def _free_object(self, values: object, where: str) -> str:
         rules = self.rules
         value = self.value(values if isinstance(values, dict) else True, f"{where}.*")
         member = rules.add("free_member", f'{json_string_rule(rules, self.excluded)} ":" " "? {value}')
-        return rules.add("free_object", f'"{{" ({member} ("," " "? {member})*)? "}}"')
+        comma, line = layout(rules)
+        return rules.add("free_object", f'"{{" {line}? ({member} ({comma} {member})*)? {line}? "}}"')
 
 
 # Per type, the keywords that narrow its values but that this grammar cannot express
