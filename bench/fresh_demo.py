@@ -21,7 +21,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import tempfile
 import threading
@@ -30,6 +29,7 @@ from pathlib import Path
 
 from botpsy_web import REPO_ROOT
 from botpsy_web.bench import CHROMIUM_ARGS, CHROMIUM_PATH
+from botpsy_web.serve import free_port
 
 QUESTION = "What is 17% of 2,340?"
 EXPECTED = "397.8"
@@ -42,12 +42,6 @@ STEP_MARKERS = [
     ("model export", re.compile(r"^Exporting ")),
     ("agent bundle", re.compile(r"^Agent bundle")),
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class DemoProcess:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import socket
 import statistics
 import subprocess
 import tempfile
@@ -25,17 +24,11 @@ from pathlib import Path
 
 from botpsy_web.app_page import wait_until_offline_ready
 from botpsy_web.bench import CHROMIUM_ARGS, CHROMIUM_PATH
-from botpsy_web.serve import serve_in_background
+from botpsy_web.serve import free_port, serve_in_background
 from botpsy_web.site.build import SiteOptions, build_site
 from botpsy_web.site.local_nginx import LocalNginx
 
 MIB = 2 ** 20
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def first_answer_seconds(page, base_url: str, model: str, dtype: str, new_visitor: bool) -> float:

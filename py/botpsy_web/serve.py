@@ -17,6 +17,7 @@ Every header but type, length and range comes from the site's one table
 import json
 import mimetypes
 import re
+import socket
 import threading
 from functools import partial
 from http import HTTPStatus
@@ -197,6 +198,13 @@ def make_server(host: str = "127.0.0.1", port: int = 8000, root: Path = REPO_ROO
     server = ThreadingHTTPServer((host, port), partial(handler, directory=str(root)))
     server.daemon_threads = True
     return server
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port nothing listens on right now (the system's pick), for a server started next."""
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
 
 
 def serve_in_background(**kwargs) -> tuple[ThreadingHTTPServer, str]:

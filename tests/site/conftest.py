@@ -7,7 +7,6 @@ import http.server
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -17,15 +16,10 @@ from pathlib import Path
 import pytest
 
 from botpsy_web.site.build import SiteOptions, build_site
+from botpsy_web.serve import free_port
 from botpsy_web.site.local_nginx import LocalNginx, wait_until_listening
 
 MODEL = "tiny-qwen3.5"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 # nginx serving a built site; a config that fails `nginx -t` fails the test with nginx's words.
