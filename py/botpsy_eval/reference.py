@@ -5,15 +5,35 @@ folder or `.gguf`, or a Hub id: botpsy_export.sources.load_source), so "browser 
 PyTorch" measures the export and the runtime, nothing else. Prompts are tokenized with the
 folder's tokenizer.json exactly as written (no special tokens added), as the runtime does;
 generation stops at the manifest's EOS ids or stop strings, or after max_tokens.
+
+A conversation's next prompt starts with the previous one (multi-turn eval: the prompt so far,
+the reply as the template renders it, the tool results), so the state after the last prompt is
+kept and only the new tokens are computed, as the browser runtime does; a prompt that does not
+start with the kept one is computed whole. The kept state is a copy (a hybrid model's recurrent
+state cannot be cut back to a shorter prefix).
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from .generation import Generation
+
+
+@dataclass
+class _PromptState:
+    """The model's cache and last logits right after a prompt: what the next prompt may extend."""
+
+    token_ids: list[int]
+    cache: object
+    logits: object
+
+    def extended_by(self, prompt_ids: list[int]) -> bool:
+        return len(prompt_ids) >= len(self.token_ids) and prompt_ids[:len(self.token_ids)] == self.token_ids
 
 
 class TorchModel:
@@ -32,6 +52,8 @@ class TorchModel:
         self.eos = set(self.manifest.get("eos_token_ids") or [])
         self.stop_strings = list(self.manifest.get("stop_strings") or [])
         self._torch = torch
+        self._last_prompt: _PromptState | None = None
+        self.reused_prompt_tokens = 0  # summed over generations: what the kept state saved
         if threads:  # on a busy machine one thread beats two that keep waiting for each other
             torch.set_num_threads(threads)
 
@@ -44,9 +66,9 @@ class TorchModel:
         tokens: list[int] = []
         stop_reason = "max_tokens"
         with torch.no_grad():
-            output = self.model(input_ids=torch.tensor([prompt_ids]), use_cache=True, logits_to_keep=1)
+            cache, logits = self._prefill(prompt_ids)
             for _ in range(max_tokens):
-                token = int(torch.argmax(output.logits[0, -1]))
+                token = int(torch.argmax(logits))
                 tokens.append(token)
                 if token in self.eos:
                     stop_reason = "eos"
@@ -55,15 +77,32 @@ class TorchModel:
                 if any(stop in text for stop in self.stop_strings):
                     stop_reason = "stop_string"
                     break
-                output = self.model(input_ids=torch.tensor([[token]]), cache=output.cache, use_cache=True,
-                                    logits_to_keep=1)
+                cache, logits = self._forward([token], cache)
         text = self._text([t for t in tokens if t not in self.eos])
         for stop in self.stop_strings:
             text = text.split(stop)[0]
         return Generation(text, tokens, len(prompt_ids), stop_reason, time.perf_counter() - started)
+
+    def _prefill(self, prompt_ids: list[int]):
+        """The cache and last logits after `prompt_ids`, from the kept prompt's state where it is a prefix."""
+        kept = self._last_prompt
+        if kept is not None and kept.extended_by(prompt_ids):
+            cache, logits = copy.deepcopy(kept.cache), kept.logits
+            self.reused_prompt_tokens += len(kept.token_ids)
+            if len(prompt_ids) > len(kept.token_ids):
+                cache, logits = self._forward(prompt_ids[len(kept.token_ids):], cache)
+        else:
+            cache, logits = self._forward(prompt_ids, None)
+        self._last_prompt = _PromptState(list(prompt_ids), copy.deepcopy(cache), logits)
+        return cache, logits
+
+    def _forward(self, token_ids: list[int], cache):
+        output = self.model(input_ids=self._torch.tensor([token_ids]), cache=cache, use_cache=True, logits_to_keep=1)
+        return output.cache, output.logits[0, -1]
 
     def _text(self, tokens: list[int]) -> str:
         return self.tokenizer.decode(tokens, skip_special_tokens=False)
 
     def close(self) -> None:
         self.model = None
+        self._last_prompt = None
