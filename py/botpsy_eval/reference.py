@@ -6,11 +6,12 @@ PyTorch" measures the export and the runtime, nothing else. Prompts are tokenize
 folder's tokenizer.json exactly as written (no special tokens added), as the runtime does;
 generation stops at the manifest's EOS ids or stop strings, or after max_tokens.
 
-A conversation's next prompt starts with the previous one (multi-turn eval: the prompt so far,
-the reply as the template renders it, the tool results), so the state after the last prompt is
-kept and only the new tokens are computed, as the browser runtime does; a prompt that does not
-start with the kept one is computed whole. The kept state is a copy (a hybrid model's recurrent
-state cannot be cut back to a shorter prefix).
+The state after the last prompt is kept, and a prompt computes only what it does not share with
+it, as the browser runtime does: a conversation's next prompt extends the last one (multi-turn
+eval: the prompt so far, the reply as the template renders it, the tool results), and the next
+case with the same tools shares the system prompt. A key/value-only cache (the manifest's
+`cache` kinds) is cut back to the shared prefix; a hybrid model's recurrent state cannot be, so
+there only a prompt that extends the whole kept one reuses it.
 """
 
 from __future__ import annotations
@@ -32,8 +33,13 @@ class _PromptState:
     cache: object
     logits: object
 
-    def extended_by(self, prompt_ids: list[int]) -> bool:
-        return len(prompt_ids) >= len(self.token_ids) and prompt_ids[:len(self.token_ids)] == self.token_ids
+    def shared_length(self, prompt_ids: list[int]) -> int:
+        n = 0
+        for kept, new in zip(self.token_ids, prompt_ids):
+            if kept != new:
+                break
+            n += 1
+        return n
 
 
 class TorchModel:
@@ -53,6 +59,7 @@ class TorchModel:
         self.stop_strings = list(self.manifest.get("stop_strings") or [])
         self._torch = torch
         self._last_prompt: _PromptState | None = None
+        self._truncatable = all(entry["kind"] in ("key", "value") for entry in self.manifest["cache"])
         self.reused_prompt_tokens = 0  # summed over generations: what the kept state saved
         if threads:  # on a busy machine one thread beats two that keep waiting for each other
             torch.set_num_threads(threads)
@@ -84,15 +91,22 @@ class TorchModel:
         return Generation(text, tokens, len(prompt_ids), stop_reason, time.perf_counter() - started)
 
     def _prefill(self, prompt_ids: list[int]):
-        """The cache and last logits after `prompt_ids`, from the kept prompt's state where it is a prefix."""
+        """The cache and last logits after `prompt_ids`, computing only what the kept prompt did not share."""
         kept = self._last_prompt
-        if kept is not None and kept.extended_by(prompt_ids):
+        shared = kept.shared_length(prompt_ids) if kept is not None else 0
+        if kept is not None and shared == len(kept.token_ids):
             cache, logits = copy.deepcopy(kept.cache), kept.logits
-            self.reused_prompt_tokens += len(kept.token_ids)
-            if len(prompt_ids) > len(kept.token_ids):
-                cache, logits = self._forward(prompt_ids[len(kept.token_ids):], cache)
+            if len(prompt_ids) > shared:
+                cache, logits = self._forward(prompt_ids[shared:], cache)
+        elif self._truncatable and shared > 0:
+            shared = min(shared, len(prompt_ids) - 1)  # the last prompt token runs, for its logits
+            cache = copy.deepcopy(kept.cache)
+            cache.crop(shared - len(kept.token_ids))  # a negative length: drop that many from the end
+            cache, logits = self._forward(prompt_ids[shared:], cache)
         else:
+            shared = 0
             cache, logits = self._forward(prompt_ids, None)
+        self.reused_prompt_tokens += shared
         self._last_prompt = _PromptState(list(prompt_ids), copy.deepcopy(cache), logits)
         return cache, logits
 

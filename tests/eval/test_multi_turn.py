@@ -18,7 +18,7 @@ from botpsy_eval.multi_turn.checker import call_source, score_transcript
 from botpsy_eval.multi_turn.conversation import run_conversation
 from botpsy_eval.multi_turn.data import load_category, load_cases
 from botpsy_eval.multi_turn.environment import Environment, plain
-from botpsy_eval.multi_turn.runner import bfcl_step_limit
+from botpsy_eval.multi_turn.runner import bfcl_step_limit, shared_prompt_order
 
 # A template that ignores tools: the agent teaches Hermes JSON calls in the system message.
 TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
@@ -189,3 +189,11 @@ def test_multi_turn_and_single_turn_categories_are_not_mixed_in_one_run(tmp_path
                              "multi_turn_base,simple_python"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
     assert "mixes multi-turn and single-turn categories (simple_python)" in result.stderr
+
+
+def test_cases_offering_the_same_functions_run_one_after_another():
+    """Their prompts share the system prompt and tool docs, which the next case reuses."""
+    order = [tuple(function["name"] for function in case.functions)
+             for case in sorted(load_cases(MULTI_TURN_CATEGORIES, limit=10), key=shared_prompt_order)]
+    groups = [functions for i, functions in enumerate(order) if i == 0 or functions != order[i - 1]]
+    assert len(groups) == len(set(order)) < len(order)

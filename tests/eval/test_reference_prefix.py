@@ -23,3 +23,16 @@ def test_a_prompt_that_extends_the_last_one_reuses_its_state_and_writes_the_same
     assert conversation.reused_prompt_tokens == first.prompt_tokens + following.prompt_tokens
     assert other.token_ids == TorchModel(folder, threads=1).generate(
         "<|im_start|>user\nHello<|im_end|>\n", max_tokens=6).token_ids
+
+
+def test_a_key_value_cache_is_cut_back_to_the_prefix_two_prompts_share(exported_model):
+    folder = exported_model("smollm2-135m")  # attention only: the kept cache can be cut back
+    system = "<|im_start|>system\nYou can call tools: calculator, search.<|im_end|>\n"
+    first, second = (system + f"<|im_start|>user\n{question}<|im_end|>\n<|im_start|>assistant\n"
+                     for question in ("What is 2 + 2?", "Who wrote Hamlet?"))
+    model = TorchModel(folder, threads=1)
+    model.generate(first, max_tokens=5)
+    answer = model.generate(second, max_tokens=5)
+    shared = model.tokenizer.encode(system, add_special_tokens=False).ids
+    assert model.reused_prompt_tokens >= len(shared) > 0
+    assert answer.token_ids == TorchModel(folder, threads=1).generate(second, max_tokens=5).token_ids

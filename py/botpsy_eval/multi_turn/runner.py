@@ -185,7 +185,7 @@ def run_multi_turn(settings: EvalSettings, records: RecordsFile, earlier: Earlie
         return [case for case in cases if earlier.transcript(key(engine, backend, case)) is None]
 
     def run_engine(engine, backend, run_case) -> None:
-        for case in cases:
+        for case in sorted(cases, key=shared_prompt_order):
             stored = earlier.transcript(key(engine, backend, case))
             if stored is not None:
                 transcript, path = stored
@@ -240,6 +240,13 @@ def run_multi_turn(settings: EvalSettings, records: RecordsFile, earlier: Earlie
                    lambda case, agent_options: _run_in_cpython(case, model, chat_format, agent_options, on_step))
     results.seconds = time.perf_counter() - started
     return results
+
+
+def shared_prompt_order(case: MultiTurnCase) -> tuple:
+    """Cases offering the same functions run one after another: their prompts are the same up to the
+    first user message (system prompt and tool docs, ~3,000 tokens), which the next case then reuses
+    (the browser's prefix cache, the PyTorch reference's kept state) instead of computing again."""
+    return tuple(function["name"] for function in case.functions), case.category, case.id
 
 
 def _run_in_cpython(case: MultiTurnCase, model, chat_format, agent_settings: dict, on_step) -> dict:
