@@ -17,7 +17,7 @@
 // Bump VERSION to ship a new app version: the next visit installs it, deletes the old
 // app cache, and leaves stored models alone.
 
-const VERSION = "2026-12-03.1";
+const VERSION = "2026-12-03.2";
 const APP_CACHE = `botpsy-app-${VERSION}`;
 const APP_CACHE_PREFIX = "botpsy-app-";
 const INDEX_CACHE = "botpsy-model-index";
@@ -42,8 +42,8 @@ const PRECACHE = [
   "web/runtime/model/backend-selection.js", "web/runtime/model/dtype-graphs.js", "web/runtime/model/loaded-model.js",
   "web/runtime/model/model-runner.js", "web/runtime/model/ort-loader.js", "web/runtime/model/tokenizer.js",
   "web/runtime/decode/draft-feeder.js", "web/runtime/decode/generation.js", "web/runtime/decode/logits-processors.js",
-  "web/runtime/decode/phase-times.js", "web/runtime/decode/prompt-lookup.js", "web/runtime/decode/sampling.js",
-  "web/runtime/decode/stop-strings.js",
+  "web/runtime/decode/phase-times.js", "web/runtime/decode/prefill-plan.js", "web/runtime/decode/prompt-lookup.js",
+  "web/runtime/decode/sampling.js", "web/runtime/decode/stop-strings.js",
   "web/runtime/state/appending-cache.js", "web/runtime/state/cache-state.js", "web/runtime/state/prefix-cache.js",
   "web/runtime/state/prompt-state-format.js", "web/runtime/state/prompt-state.js",
   "web/runtime/storage/cache-api.js", "web/runtime/storage/model-files.js", "web/runtime/storage/opfs.js",

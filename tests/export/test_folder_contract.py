@@ -23,7 +23,7 @@ def test_manifest_has_every_contract_field(any_model):
     assert manifest["format_version"] == 1
     assert manifest["name"] == any_model.name and manifest["source"] == any_model.name
     for key in ("architecture", "created", "files", "dtypes", "recommended_dtype", "inputs", "outputs",
-                "cache", "vocab_size", "bos_token_id", "eos_token_ids", "stop_strings",
+                "cache", "vocab_size", "attention_heads", "bos_token_id", "eos_token_ids", "stop_strings",
                 "message_boundary_token_ids", "tool_call_format", "chat_template_supports_tools",
                 "verification"):
         assert key in manifest, key
@@ -31,6 +31,7 @@ def test_manifest_has_every_contract_field(any_model):
     assert manifest["inputs"]["attention_mask"] == "attention_mask"
     assert set(manifest["inputs"]) <= {"input_ids", "attention_mask", "position_ids"}
     assert manifest["outputs"] == {"logits": "logits"}
+    assert isinstance(manifest["attention_heads"], int) and manifest["attention_heads"] >= 1
     assert set(manifest["recommended_dtype"]) == {"wasm", "webgpu"}
     assert set(manifest["recommended_dtype"].values()) <= set(manifest["dtypes"])
 

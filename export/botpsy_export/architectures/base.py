@@ -94,6 +94,11 @@ class Architecture:
     def message_boundary_token_ids(self) -> list[int]:
         return [self.token_id("<|im_start|>")]
 
+    def attention_heads(self) -> int:
+        """Query heads of the attention layers: the runtime sizes prefill chunks by it, since a
+        chunk's attention scores take heads x chunk x (past + chunk) floats."""
+        return self.config.num_attention_heads
+
     def bos_token_id(self) -> int | None:
         """Only set when the tokenizer prepends it by itself."""
         ids = self.tokenizer("a")["input_ids"]

@@ -9,9 +9,7 @@ import {StreamingDetokenizer} from "../model/tokenizer.js";
 import {StopStringFilter} from "./stop-strings.js";
 import {PhaseTimes} from "./phase-times.js";
 import {DraftFeeder} from "./draft-feeder.js";
-
-// Longest chunk given to the graph in one prefill call (bounds attention memory).
-const MAX_PREFILL_CHUNK = 1024;
+import {attentionHeads, prefillChunks} from "./prefill-plan.js";
 
 export function normalizeGenerateOptions(options = {}, manifest) {
   const unknown = Object.keys(options).filter((key) => !GENERATE_OPTION_KEYS.includes(key));
@@ -38,17 +36,6 @@ export function normalizeGenerateOptions(options = {}, manifest) {
   return normalized;
 }
 
-function prefillChunks(promptIds, from, snapshotPoints) {
-  const cuts = [...snapshotPoints, promptIds.length];
-  const chunks = [];
-  let start = from;
-  for (const cut of cuts) {
-    while (cut - start > MAX_PREFILL_CHUNK) { chunks.push([start, start + MAX_PREFILL_CHUNK, false]); start += MAX_PREFILL_CHUNK; }
-    if (cut > start) { chunks.push([start, cut, cut !== promptIds.length]); start = cut; }
-  }
-  return chunks;
-}
-
 function checkPromptIds(promptIds, manifest) {
   if (!Array.isArray(promptIds) || !promptIds.length) throw new Error("the prompt is empty: give text or token ids");
   const vocab = manifest.vocab_size;
@@ -59,7 +46,7 @@ function checkPromptIds(promptIds, manifest) {
 // Puts the prompt into the state: resume from the longest reusable prefix (in memory, or
 // stored on an earlier visit: prompt-state.js), then the rest in chunks, with snapshots
 // where the prefix cache wants them. `wholePrompt`: no logits needed (prefill).
-async function runPrompt({runner, prefix, promptState}, promptIds, reusePrefix, hooks, wholePrompt = false) {
+async function runPrompt({runner, prefix, promptState, manifest}, promptIds, reusePrefix, hooks, wholePrompt = false) {
   const prefillTimes = new PhaseTimes();
   if (!reusePrefix) prefix.clear();
   const fromMemory = await prefix.resumeFor(promptIds);
@@ -68,7 +55,7 @@ async function runPrompt({runner, prefix, promptState}, promptIds, reusePrefix, 
   const snapshotPoints = reusePrefix ? prefix.snapshotPoints(promptIds, reusedTokens) : [];
   prefillTimes.mark("resume");
   let logits = null;
-  for (const [start, end, snapshotAfter] of prefillChunks(promptIds, reusedTokens, snapshotPoints)) {
+  for (const [start, end, snapshotAfter] of prefillChunks(promptIds.length, reusedTokens, snapshotPoints, attentionHeads(manifest))) {
     if (hooks.isCancelled()) break;
     logits = await runner.step(promptIds.slice(start, end), prefillTimes);
     if (snapshotAfter) prefix.take();
@@ -128,7 +115,7 @@ async function runGeneration(loaded, promptIds, options, processors, hooks) {
 
   const started = performance.now();
   const sessionMsBefore = runner.sessionMs;
-  const prompt = await runPrompt({runner, prefix, promptState: loaded.promptState}, promptIds, options.reusePrefix, hooks);
+  const prompt = await runPrompt({runner, prefix, manifest, promptState: loaded.promptState}, promptIds, options.reusePrefix, hooks);
   const {reusedTokens, restoredTokens, prefillTimes} = prompt;
   let {logits} = prompt;
   const prefillMs = performance.now() - started;

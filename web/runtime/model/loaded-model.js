@@ -11,6 +11,7 @@ import {PrefixCache} from "../state/prefix-cache.js";
 import {PersistedPromptState, promptStateIdentity} from "../state/prompt-state.js";
 import {TextTokenizer} from "./tokenizer.js";
 import {releaseGrammarEngine} from "../grammar/xgrammar-engine.js";
+import {attentionHeads} from "../decode/prefill-plan.js";
 
 const TOKENIZER_FILES = ["tokenizer.json", "tokenizer_config.json"];
 
@@ -23,6 +24,7 @@ export async function loadModel(folderUrl, {backend = "auto", dtype} = {}, onPro
   if (!Array.isArray(manifest.cache) || !manifest.dtypes) {
     throw new Error(`${folderUrl}: manifest.json has no "cache" or "dtypes": was it written by botpsy-web export?`);
   }
+  attentionHeads(manifest);  // a bad attention_heads fails the load, not the first long prompt
   const choice = await chooseBackend(manifest, {backend, dtype});
   const graphs = dtypeGraphs(manifest, choice.dtype);
   // WASM runs the appending graph when the folder has it, WebGPU the standard one. Both graphs
