@@ -5,7 +5,9 @@ A stored run stands in for a new generation only when nothing that decides the t
 changed: the same model folder name and weights (weights_identity: the manifest's digests of
 the files the engine runs), backend, engine, dtype and tool-call mode, the same case,
 exactly the same prompt text (the agent's rendering today, so a changed template or system
-prompt generates again), and a --max-tokens under which greedy decoding would have written
+prompt generates again), the same constraint (`constraint_digest` of the logits processors the
+runtime was asked for: a changed grammar generates a constrained run again; a stored line
+without a digest stands only for a free run), and a --max-tokens under which greedy decoding would have written
 the same tokens: a run that stopped by itself at n tokens stands for any cap of n or more, a
 run cut at the cap only for that same cap. Generations that failed are tried again. Reused
 outputs are read and scored again by today's parser and checker; their seconds stay those of
@@ -23,6 +25,15 @@ from .generation import Generation
 from .jsonl_files import read_text
 
 _SELF_STOPPED = ("eos", "stop_string")
+
+
+def constraint_digest(processors: list[dict]) -> str:
+    """What identifies the constraint a generation ran under ("" for none): a digest of the
+    logits-processor requests (grammar text, structural tags, schemas) the runtime compiled."""
+    if not processors:
+        return ""
+    text = json.dumps(processors, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 class ResumeError(ValueError):
@@ -48,9 +59,12 @@ class StoredRun:
     prompt_tokens: int
     stop_reason: str
     seconds: float
+    constraint: str | None = None  # constraint_digest; None on lines written before it was recorded
 
-    def covers(self, prompt: str, max_tokens: int) -> bool:
+    def covers(self, prompt: str, max_tokens: int, constraint: str = "") -> bool:
         if self.prompt != prompt or self.stop_reason == "error":
+            return False
+        if self.constraint != constraint and not (self.constraint is None and constraint == ""):
             return False
         if self.stop_reason in _SELF_STOPPED:
             return len(self.token_ids) <= max_tokens
@@ -60,7 +74,8 @@ class StoredRun:
         return Generation(self.output, list(self.token_ids), self.prompt_tokens, self.stop_reason, self.seconds)
 
 
-_REQUIRED = {f.name for f in fields(RunKey)} | {f.name for f in fields(StoredRun)}
+_OPTIONAL = {"constraint"}
+_REQUIRED = ({f.name for f in fields(RunKey)} | {f.name for f in fields(StoredRun)}) - _OPTIONAL
 
 
 class EarlierRuns:
@@ -91,22 +106,22 @@ class EarlierRuns:
                 raise ResumeError(f"{path}:{number} lacks {', '.join(missing)}: written by an older `botpsy-web eval` "
                                   "(runs without model, weights and backend cannot be matched) or not an outputs file")
             key = RunKey(*(entry[f.name] for f in fields(RunKey)))
-            runs[key] = StoredRun(*(entry[f.name] for f in fields(StoredRun)))
+            runs[key] = StoredRun(*(entry.get(f.name) for f in fields(StoredRun)))
         return cls(runs)
 
-    def lookup(self, key: RunKey, prompt: str, max_tokens: int) -> Generation | None:
+    def lookup(self, key: RunKey, prompt: str, max_tokens: int, constraint: str = "") -> Generation | None:
         stored = self.runs.get(key)
         if stored is None:
             return None
-        if not stored.covers(prompt, max_tokens):
+        if not stored.covers(prompt, max_tokens, constraint):
             self.stale += 1
             return None
         return stored.generation()
 
-    def count_covered(self, keys_and_prompts, max_tokens: int) -> int:
-        """How many of the planned (key, prompt) pairs need no new generation (for the progress bar)."""
-        return sum(1 for key, prompt in keys_and_prompts
-                   if key in self.runs and self.runs[key].covers(prompt, max_tokens))
+    def count_covered(self, planned, max_tokens: int) -> int:
+        """How many of the planned (key, prompt, constraint) need no new generation (for the progress bar)."""
+        return sum(1 for key, prompt, constraint in planned
+                   if key in self.runs and self.runs[key].covers(prompt, max_tokens, constraint))
 
 
 

@@ -18,7 +18,7 @@ from .checker import Verdict, score_case
 from .data import Case, load_cases
 from .generation import Generation, GenerationError
 from .pipeline import ReadCalls, RenderedCase, chat_format_for, read_calls, render_case
-from .resume import EarlierRuns, RunKey, weights_identity
+from .resume import EarlierRuns, RunKey, constraint_digest, weights_identity
 from .settings import EvalSettings
 
 
@@ -45,6 +45,7 @@ class CaseRun:
     weights: str = ""           # resume.weights_identity: the digests of the files this engine ran
     backend: str = ""           # "wasm" | "webgpu" for the browser, "cpu" for PyTorch
     reused: bool = False        # read back from an earlier run (--resume), not generated now
+    constraint: str = ""        # resume.constraint_digest of the processors it ran under ("" = free)
 
     def as_json(self) -> dict:
         return asdict(self)
@@ -81,7 +82,9 @@ def run_cases(model: Generator | None, engine: tuple[str, str, str], rendered: l
     runs = []
     for item in rendered:
         processors = item.constrained_processors if mode == "constrained" else []
-        reused = earlier.lookup(run_key(model_name, weights, backend, engine, item.case.id), item.prompt, max_tokens)
+        constraint = constraint_digest(processors)
+        reused = earlier.lookup(run_key(model_name, weights, backend, engine, item.case.id), item.prompt, max_tokens,
+                                constraint)
         try:
             if reused is not None:
                 generation = reused
@@ -101,7 +104,7 @@ def run_cases(model: Generator | None, engine: tuple[str, str, str], rendered: l
                                              for c, opening in zip(read.calls, read.openings)],
                       read.unparsed, verdict.correct, verdict.reason, generation.prompt_tokens,
                       len(generation.token_ids), generation.stop_reason, round(generation.seconds, 3),
-                      model_name, weights, backend, reused is not None)
+                      model_name, weights, backend, reused is not None, constraint)
         runs.append(run)
         on_run(run)
     return runs
@@ -112,7 +115,8 @@ def pending_generations(settings: EvalSettings, rendered: list[RenderedCase], ea
     model_name = Path(settings.folder).name
     return {engine: len(rendered) - earlier.count_covered(
                 [(run_key(model_name, weights_identity(settings.folder, engine), backend, engine, item.case.id),
-                  item.prompt) for item in rendered],
+                  item.prompt, constraint_digest(item.constrained_processors if engine[2] == "constrained" else []))
+                 for item in rendered],
                 settings.max_tokens)
             for engine, backend in settings.engines()}
 

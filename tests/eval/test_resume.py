@@ -1,6 +1,6 @@
 """--resume: a stopped eval goes on from its outputs file. A stored run stands in for a new
-generation only when the model, its weights, backend, engine, case, prompt and token cap would give the
-same greedy tokens; failures, changed prompts and other caps are generated again; what is
+generation only when the model, its weights, backend, engine, case, prompt, constraint and token cap would
+give the same greedy tokens; failures, changed prompts and other caps are generated again; what is
 read back is scored again by today's checker and not written twice; a half-written last line
 (a run killed mid-write) is dropped; a file that is not an outputs file is named."""
 
@@ -92,6 +92,40 @@ def test_a_run_stands_in_only_for_the_same_model_engine_prompt_and_cap(tmp_path,
     assert generated(engine=("browser", "q4", "free")) == 4
     changed = [type(item)(item.case, item.prompt + "!", item.tool_specs, item.constrained_processors) for item in items]
     assert generated(items=changed) == 4     # the agent renders another prompt today
+
+
+def test_a_constrained_run_stands_in_only_for_the_same_constraint(tmp_path, rendered):
+    chat_format, items = rendered
+    assert all(item.constrained_processors for item in items)
+    constrained = ("browser", "q8", "constrained")
+    path = tmp_path / "runs.jsonl"
+    outputs = OutputsFile(path)
+    run_cases(CountingModel(), constrained, items, chat_format, 64, outputs.write, **WHERE)
+    outputs.close()
+
+    def generated(items=items, path=path):
+        model = CountingModel()
+        runs = run_cases(model, constrained, items, chat_format, 64, earlier=EarlierRuns.read(path), **WHERE)
+        assert all(run.constraint for run in runs)
+        return len(model.prompts)
+
+    assert generated() == 0
+    regrammared = [type(item)(item.case, item.prompt, item.tool_specs,
+                              [{**item.constrained_processors[0], "changed": True}, *item.constrained_processors[1:]])
+                   for item in items]
+    assert generated(items=regrammared) == 4  # same prompt, another grammar: generated again
+    # a line written before the digest was recorded cannot say which grammar it ran under
+    undated = tmp_path / "undated.jsonl"
+    undated.write_text("".join(json.dumps({k: v for k, v in json.loads(line).items() if k != "constraint"}) + "\n"
+                               for line in path.read_text().splitlines()))
+    assert generated(path=undated) == 4
+    free_path, _ = first_run(tmp_path, rendered)
+    free_undated = tmp_path / "free-undated.jsonl"
+    free_undated.write_text("".join(json.dumps({k: v for k, v in json.loads(line).items() if k != "constraint"}) + "\n"
+                                    for line in free_path.read_text().splitlines()))
+    model = CountingModel()
+    runs = run_cases(model, ENGINE, items, chat_format, 64, earlier=EarlierRuns.read(free_undated), **WHERE)
+    assert not model.prompts and all(run.reused and run.constraint == "" for run in runs)  # free needs no digest
 
 
 def test_a_run_cut_at_its_cap_stands_in_only_for_that_cap(tmp_path, rendered):
