@@ -94,6 +94,14 @@ def test_a_run_stands_in_only_for_the_same_model_engine_prompt_and_cap(tmp_path,
     assert generated(items=changed) == 4     # the agent renders another prompt today
 
 
+def without_digests(path):
+    """A copy of an outputs file as written before runs recorded their constraint digest."""
+    undated = path.with_name("undated-" + path.name)
+    undated.write_text("".join(json.dumps({k: v for k, v in json.loads(line).items() if k != "constraint"}) + "\n"
+                               for line in path.read_text().splitlines()))
+    return undated
+
+
 def test_a_constrained_run_stands_in_only_for_the_same_constraint(tmp_path, rendered):
     chat_format, items = rendered
     assert all(item.constrained_processors for item in items)
@@ -115,16 +123,11 @@ def test_a_constrained_run_stands_in_only_for_the_same_constraint(tmp_path, rend
                    for item in items]
     assert generated(items=regrammared) == 4  # same prompt, another grammar: generated again
     # a line written before the digest was recorded cannot say which grammar it ran under
-    undated = tmp_path / "undated.jsonl"
-    undated.write_text("".join(json.dumps({k: v for k, v in json.loads(line).items() if k != "constraint"}) + "\n"
-                               for line in path.read_text().splitlines()))
-    assert generated(path=undated) == 4
+    assert generated(path=without_digests(path)) == 4
     free_path, _ = first_run(tmp_path, rendered)
-    free_undated = tmp_path / "free-undated.jsonl"
-    free_undated.write_text("".join(json.dumps({k: v for k, v in json.loads(line).items() if k != "constraint"}) + "\n"
-                                    for line in free_path.read_text().splitlines()))
     model = CountingModel()
-    runs = run_cases(model, ENGINE, items, chat_format, 64, earlier=EarlierRuns.read(free_undated), **WHERE)
+    earlier = EarlierRuns.read(without_digests(free_path))
+    runs = run_cases(model, ENGINE, items, chat_format, 64, earlier=earlier, **WHERE)
     assert not model.prompts and all(run.reused and run.constraint == "" for run in runs)  # free needs no digest
 
 
