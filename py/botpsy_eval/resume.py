@@ -5,7 +5,7 @@ A stored run stands in for a new generation only when nothing that decides the t
 changed: the same model folder name and weights (weights_identity: the manifest's digests of
 the files the engine runs), backend, engine, dtype and tool-call mode, the same case,
 exactly the same prompt text (the agent's rendering today, so a changed template or system
-prompt generates again), the same constraint (`constraint_digest` of the logits processors the
+prompt generates again), the same constraint (constraint.py's digest of the logits processors the
 runtime was asked for: a changed grammar generates a constrained run again; a stored line
 without a digest stands only for a free run), and a --max-tokens under which greedy decoding would have written
 the same tokens: a run that stopped by itself at n tokens stands for any cap of n or more, a
@@ -25,15 +25,6 @@ from .generation import Generation
 from .jsonl_files import read_text
 
 _SELF_STOPPED = ("eos", "stop_string")
-
-
-def constraint_digest(processors: list[dict]) -> str:
-    """What identifies the constraint a generation ran under ("" for none): a digest of the
-    logits-processor requests (grammar text, structural tags, schemas) the runtime compiled."""
-    if not processors:
-        return ""
-    text = json.dumps(processors, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 class ResumeError(ValueError):

@@ -18,7 +18,8 @@ from .checker import Verdict, score_case
 from .data import Case, load_cases
 from .generation import Generation, GenerationError
 from .pipeline import ReadCalls, RenderedCase, chat_format_for, read_calls, render_case
-from .resume import EarlierRuns, RunKey, constraint_digest, weights_identity
+from .constraint import constraint_digest
+from .resume import EarlierRuns, RunKey, weights_identity
 from .settings import EvalSettings
 
 
@@ -45,7 +46,7 @@ class CaseRun:
     weights: str = ""           # resume.weights_identity: the digests of the files this engine ran
     backend: str = ""           # "wasm" | "webgpu" for the browser, "cpu" for PyTorch
     reused: bool = False        # read back from an earlier run (--resume), not generated now
-    constraint: str = ""        # resume.constraint_digest of the processors it ran under ("" = free)
+    constraint: str = ""        # constraint_digest of the processors it ran under ("" = free)
 
     def as_json(self) -> dict:
         return asdict(self)

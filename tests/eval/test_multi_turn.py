@@ -18,6 +18,7 @@ from botpsy_eval.multi_turn.checker import call_source, score_transcript
 from botpsy_eval.multi_turn.conversation import run_conversation
 from botpsy_eval.multi_turn.data import load_category, load_cases
 from botpsy_eval.multi_turn.environment import Environment, plain
+from botpsy_eval.multi_turn.first_prompt import starts_alike, todays_start
 from botpsy_eval.multi_turn.runner import bfcl_step_limit, shared_prompt_order
 
 # A template that ignores tools: the agent teaches Hermes JSON calls in the system message.
@@ -159,7 +160,7 @@ def test_the_transcript_records_every_call_its_result_and_the_state_it_changed()
     case, turn_index, call_index = a_case_with_a_state_changing_call()
     transcript = converse(case, ground_truth_outputs(case) + ["unused"])
     assert set(transcript) == {"case_id", "category", "tool_calls", "max_steps_per_turn", "functions", "turns",
-                               "forced_quit", "error", "first_prompt", "seconds"}
+                               "forced_quit", "error", "first_prompt", "first_constraint", "seconds"}
     turn = transcript["turns"][turn_index]
     assert set(turn) == {"turn", "user", "steps", "reply", "seconds", "forced_quit"}
     step = turn["steps"][0]
@@ -197,3 +198,19 @@ def test_cases_offering_the_same_functions_run_one_after_another():
              for case in sorted(load_cases(MULTI_TURN_CATEGORIES, limit=10), key=shared_prompt_order)]
     groups = [functions for i, functions in enumerate(order) if i == 0 or functions != order[i - 1]]
     assert len(groups) == len(set(order)) < len(order)
+
+
+def test_a_stored_transcript_stands_in_only_for_todays_prompt_and_grammar():
+    """--resume: a transcript run under another system prompt, template or grammar is run again."""
+    case = load_category("multi_turn_base")[0]
+    transcript = converse(case, ground_truth_outputs(case))
+    free = todays_start(case.for_the_agent(), CHAT_FORMAT, SETTINGS)
+    assert free == (transcript["first_prompt"], "") and starts_alike(transcript, free)
+    constrained = todays_start(case.for_the_agent(), CHAT_FORMAT, {**SETTINGS, "tool_calls": "constrained"})
+    assert constrained[0] == free[0] and constrained[1]  # the same prompt, under a grammar
+    assert not starts_alike(transcript, constrained)
+    other_template = ChatFormat(TEMPLATE.replace("{{ m.content }}", "{{ m.content | trim }}."), "hermes_json", False,
+                                "", "<|im_end|>")
+    assert not starts_alike(transcript, todays_start(case.for_the_agent(), other_template, SETTINGS))
+    undated = {key: value for key, value in transcript.items() if key != "first_constraint"}  # an older transcript
+    assert starts_alike(undated, free) and not starts_alike(undated, constrained)

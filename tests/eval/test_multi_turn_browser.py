@@ -94,11 +94,10 @@ def test_the_environment_runs_in_the_agent_workers_pyodide_exactly_as_in_cpython
 def test_eval_runs_a_multi_turn_case_end_to_end_on_an_exported_folder(exported_model, tmp_path):
     folder = exported_model("tiny-qwen3.5")
     records = tmp_path / "records.jsonl"
-    result = subprocess.run(
-        [sys.executable, "-m", "botpsy_web.cli", "eval", str(folder), "--dtype", "fp32", "--categories",
-         "multi_turn_base", "--limit", "1", "--max-tokens", "8", "--tool-calls", "free,constrained",
-         "--reference", "pytorch", "--torch-threads", "1", "--outputs", str(records), "--json", "--no-progress"],
-        capture_output=True, text=True, timeout=1800)
+    command = [sys.executable, "-m", "botpsy_web.cli", "eval", str(folder), "--dtype", "fp32", "--categories",
+               "multi_turn_base", "--limit", "1", "--max-tokens", "8", "--tool-calls", "free,constrained",
+               "--reference", "pytorch", "--torch-threads", "1", "--outputs", str(records), "--json", "--no-progress"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=1800)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "BFCL v4 multi-turn accuracy" in result.stdout
     summary = json.loads(result.stdout.strip().splitlines()[-1])["multi_turn"]
@@ -123,3 +122,12 @@ def test_eval_runs_a_multi_turn_case_end_to_end_on_an_exported_folder(exported_m
                 assert set(step) == {"step", "prompt_chars", "output", "calls", "seconds"}
         assert "<tools>" in transcript["first_prompt"] and all(name in transcript["first_prompt"]
                                                                for name in transcript["functions"])
+
+    # --resume: the browser's and PyTorch's transcripts began with the prompt (and grammar) CPython
+    # renders today, so every run is read back: no browser, no model, no new line
+    before = records.read_text()
+    again = subprocess.run(command + ["--resume"], capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stdout + again.stderr
+    resumed = json.loads(again.stdout.strip().splitlines()[-1])["multi_turn"]
+    assert resumed["reused_runs"] == 3 and records.read_text() == before
+    assert resumed["accuracy"] == summary["accuracy"]

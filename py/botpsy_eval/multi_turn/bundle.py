@@ -4,7 +4,7 @@ botpsy_web.build_py packs these beside the agent's own files into the eval's bun
 (static/build/agent-eval-py.zip; the app's agent-py.zip stays as it is). Everything is read
 from the installed packages at build time, never copied into this repository:
 
-- our side: botpsy_eval's schema conversion and multi_turn's environment, conversation and
+- our side: botpsy_eval's schema conversion, the constraint digest, and multi_turn's environment, conversation and
   worker entry point;
 - BFCL's environment classes that the multi-turn categories involve (their modules from
   CLASS_FILE_PATH_MAPPING, plus every bfcl_eval module they import, found by reading their
@@ -18,8 +18,8 @@ import ast
 import importlib.util
 from pathlib import Path
 
-OUR_MODULES = ("botpsy_eval/__init__.py", "botpsy_eval/schema.py", "botpsy_eval/multi_turn/__init__.py",
-               "botpsy_eval/multi_turn/environment.py", "botpsy_eval/multi_turn/conversation.py",
+OUR_MODULES = ("botpsy_eval/__init__.py", "botpsy_eval/schema.py", "botpsy_eval/constraint.py",
+               "botpsy_eval/multi_turn/__init__.py", "botpsy_eval/multi_turn/environment.py", "botpsy_eval/multi_turn/conversation.py",
                "botpsy_eval/multi_turn/in_worker.py")
 BACKEND_CONSTANTS = "bfcl_eval.constants.executable_backend_config"
 PURE_PYTHON_DEPENDENCIES = ("mpmath",)

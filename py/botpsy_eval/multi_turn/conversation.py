@@ -22,6 +22,7 @@ from typing import AsyncIterator, Callable
 
 from botpsy_agent.agent import Agent, AgentOptions, Model
 
+from ..constraint import constraint_digest
 from .environment import Environment, diff_states
 
 # Our "free"/"constrained" columns as the agent's tool-call modes.
@@ -37,10 +38,12 @@ class _RecordingModel:
         self.turn = 0
         self.steps: list[dict] = []  # the current turn's
         self.first_prompt: str | None = None
+        self.first_constraint: str | None = None  # constraint_digest of the first generation's grammar
 
     async def generate(self, prompt: str, options: dict) -> AsyncIterator[str]:
         if self.first_prompt is None:
             self.first_prompt = prompt
+            self.first_constraint = constraint_digest(options.get("logitsProcessors"))
         step = {"step": len(self.steps) + 1, "prompt_chars": len(prompt), "output": "", "calls": []}
         self.steps.append(step)
         pieces: list[str] = []
@@ -130,6 +133,7 @@ async def run_conversation(case: dict, model: Model, chat_format, settings: dict
             transcript["error"] = f"turn {index}: {turn['error']}"
             break
     transcript["first_prompt"] = recorder.first_prompt
+    transcript["first_constraint"] = recorder.first_constraint
     transcript["seconds"] = round(time.perf_counter() - started, 3)
     return transcript
 

@@ -4,7 +4,8 @@ Engines as in the single-turn eval: per dtype, one model load in the browser (wi
 worker) and every case with free and/or constrained tool calls; then, when asked, the
 PyTorch model the folder was exported from, free only, with the same environments and the
 same agent code under CPython. Each case run writes its transcript (one JSON file) and one
-line of the records file; --resume reads both back and runs only what is missing.
+line of the records file; --resume reads both back and runs only what is missing or was run
+under another prompt or grammar (first_prompt.py).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ..resume import weights_identity
 from ..settings import EvalSettings
 from .checker import score_transcript
 from .data import MultiTurnCase, bfcl_constants, load_cases
+from .first_prompt import starts_alike, todays_start
 
 
 def bfcl_step_limit() -> int:
@@ -181,12 +183,26 @@ def run_multi_turn(settings: EvalSettings, records: RecordsFile, earlier: Earlie
         ident = identity(engine, backend)
         return (model_name, ident["weights"], backend, *engine, case.id, settings.max_tokens, max_steps)
 
+    chat_format = chat_format_for(settings.folder)
+    starts: dict[tuple, tuple[str, str]] = {}
+
+    def standing(engine, backend, case) -> tuple[dict, Path] | None:
+        """The stored transcript of the case, if it ran under today's prompt and grammar."""
+        stored = earlier.transcript(key(engine, backend, case))
+        if stored is None:
+            return None
+        mode = engine[2]
+        if (case.id, mode) not in starts:
+            starts[(case.id, mode)] = todays_start(case.for_the_agent(), chat_format, {**agent_settings,
+                                                                                       "tool_calls": mode})
+        return stored if starts_alike(stored[0], starts[(case.id, mode)]) else None
+
     def pending(engine, backend) -> list[MultiTurnCase]:
-        return [case for case in cases if earlier.transcript(key(engine, backend, case)) is None]
+        return [case for case in cases if standing(engine, backend, case) is None]
 
     def run_engine(engine, backend, run_case) -> None:
         for case in sorted(cases, key=shared_prompt_order):
-            stored = earlier.transcript(key(engine, backend, case))
+            stored = standing(engine, backend, case)
             if stored is not None:
                 transcript, path = stored
             else:
@@ -234,7 +250,6 @@ def run_multi_turn(settings: EvalSettings, records: RecordsFile, earlier: Earlie
 
             on_stage("loading the PyTorch reference")
             model = _TorchAgentModel(TorchModel(settings.folder, settings.torch_threads))
-        chat_format = chat_format_for(settings.folder)
         on_stage("pytorch fp32 free")
         run_engine(engine, "cpu",
                    lambda case, agent_options: _run_in_cpython(case, model, chat_format, agent_options, on_step))
