@@ -232,6 +232,7 @@ def _manifest(loaded, arch, out, dtypes, graph_files, appending_files, verificat
         "cache": [spec.manifest_entry() for spec in arch.state_specs()],
         "vocab_size": arch.config.vocab_size,
         "attention_heads": arch.attention_heads(),
+        "context_length": arch.context_length(),
         "bos_token_id": arch.bos_token_id(),
         "eos_token_ids": arch.eos_token_ids(),
         "stop_strings": [],

@@ -10,7 +10,7 @@ class Generation:
     text: str               # the model's output as the agent receives it (EOS not included)
     token_ids: list[int]    # every generated token, EOS included when it stopped there
     prompt_tokens: int
-    stop_reason: str        # "eos" | "stop_string" | "max_tokens"
+    stop_reason: str        # "eos" | "stop_string" | "max_tokens" | "context_full" (the manifest's context_length)
     seconds: float
 
 

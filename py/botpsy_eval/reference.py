@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .generation import Generation
+from .generation import Generation, GenerationError
 
 
 @dataclass
@@ -57,6 +57,7 @@ class TorchModel:
         self.model = load_source(self.manifest["source"]).architecture.model.eval()  # fp32: what the export traced
         self.eos = set(self.manifest.get("eos_token_ids") or [])
         self.stop_strings = list(self.manifest.get("stop_strings") or [])
+        self.context_length = self.manifest.get("context_length")  # as the browser runtime: refuse, or stop there
         self._torch = torch
         self._last_prompt: _PromptState | None = None
         self._truncatable = all(entry["kind"] in ("key", "value") for entry in self.manifest["cache"])
@@ -70,11 +71,14 @@ class TorchModel:
         torch = self._torch
         started = time.perf_counter()
         prompt_ids = self.tokenizer.encode(prompt, add_special_tokens=False).ids
+        if self.context_length and len(prompt_ids) >= self.context_length:
+            raise GenerationError(f"the prompt is {len(prompt_ids)} tokens and this model reads at most "
+                                  f"{self.context_length} (manifest context_length)")
         tokens: list[int] = []
         stop_reason = "max_tokens"
         with torch.no_grad():
             cache, logits = self._prefill(prompt_ids)
-            for _ in range(max_tokens):
+            while True:
                 token = int(torch.argmax(logits))
                 tokens.append(token)
                 if token in self.eos:
@@ -83,6 +87,11 @@ class TorchModel:
                 text = self._text(tokens)
                 if any(stop in text for stop in self.stop_strings):
                     stop_reason = "stop_string"
+                    break
+                if len(tokens) >= max_tokens:
+                    break
+                if self.context_length and len(prompt_ids) + len(tokens) >= self.context_length:
+                    stop_reason = "context_full"
                     break
                 cache, logits = self._forward([token], cache)
         text = self._text([t for t in tokens if t not in self.eos])

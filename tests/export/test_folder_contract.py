@@ -23,7 +23,7 @@ def test_manifest_has_every_contract_field(any_model):
     assert manifest["format_version"] == 1
     assert manifest["name"] == any_model.name and manifest["source"] == any_model.name
     for key in ("architecture", "created", "files", "dtypes", "recommended_dtype", "inputs", "outputs",
-                "cache", "vocab_size", "attention_heads", "bos_token_id", "eos_token_ids", "stop_strings",
+                "cache", "vocab_size", "attention_heads", "context_length", "bos_token_id", "eos_token_ids", "stop_strings",
                 "message_boundary_token_ids", "tool_call_format", "chat_template_supports_tools",
                 "verification"):
         assert key in manifest, key
@@ -32,6 +32,8 @@ def test_manifest_has_every_contract_field(any_model):
     assert set(manifest["inputs"]) <= {"input_ids", "attention_mask", "position_ids"}
     assert manifest["outputs"] == {"logits": "logits"}
     assert isinstance(manifest["attention_heads"], int) and manifest["attention_heads"] >= 1
+    config = json.loads((any_model / "config.json").read_text())
+    assert manifest["context_length"] == config.get("text_config", config)["max_position_embeddings"]
     assert set(manifest["recommended_dtype"]) == {"wasm", "webgpu"}
     assert set(manifest["recommended_dtype"].values()) <= set(manifest["dtypes"])
 

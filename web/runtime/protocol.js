@@ -56,6 +56,7 @@ export const StopReasons = Object.freeze({
   EOS: "eos",
   STOP_STRING: "stop_string",
   MAX_TOKENS: "max_tokens",
+  CONTEXT_FULL: "context_full",  // the prompt and the generated tokens fill the manifest's context_length
   CANCELLED: "cancelled",
 });
 

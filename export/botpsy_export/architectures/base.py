@@ -99,6 +99,11 @@ class Architecture:
         chunk's attention scores take heads x chunk x (past + chunk) floats."""
         return self.config.num_attention_heads
 
+    def context_length(self) -> int:
+        """Positions the model was trained for: the runtime refuses longer prompts and stops a
+        generation that reaches it."""
+        return self.config.max_position_embeddings
+
     def bos_token_id(self) -> int | None:
         """Only set when the tokenizer prepends it by itself."""
         ids = self.tokenizer("a")["input_ids"]

@@ -10,6 +10,7 @@ import {StopStringFilter} from "./stop-strings.js";
 import {PhaseTimes} from "./phase-times.js";
 import {DraftFeeder} from "./draft-feeder.js";
 import {attentionHeads, prefillChunks} from "./prefill-plan.js";
+import {checkPromptFits, hasRoom} from "./context-window.js";
 
 export function normalizeGenerateOptions(options = {}, manifest) {
   const unknown = Object.keys(options).filter((key) => !GENERATE_OPTION_KEYS.includes(key));
@@ -41,6 +42,7 @@ function checkPromptIds(promptIds, manifest) {
   const vocab = manifest.vocab_size;
   const bad = promptIds.find((id) => !Number.isInteger(id) || id < 0 || (vocab && id >= vocab));
   if (bad !== undefined) throw new RangeError(`prompt token id ${bad} is not in the vocabulary (0..${vocab - 1})`);
+  checkPromptFits(promptIds.length, manifest);
 }
 
 // Puts the prompt into the state: resume from the longest reusable prefix (in memory, or
@@ -162,6 +164,7 @@ async function runGeneration(loaded, promptIds, options, processors, hooks) {
     times.mark("emit");
     if (stopped) { stopReason = StopReasons.STOP_STRING; break; }
     if (generatedTokens >= options.maxTokens) break;
+    if (!hasRoom(promptIds.length + generatedTokens, manifest)) { stopReason = StopReasons.CONTEXT_FULL; break; }
     logits = await feeder.next(tokenId, seen, times);
     await hooks.yieldToEvents();
     times.mark("yield");

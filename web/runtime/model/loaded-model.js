@@ -12,6 +12,7 @@ import {PersistedPromptState, promptStateIdentity} from "../state/prompt-state.j
 import {TextTokenizer} from "./tokenizer.js";
 import {releaseGrammarEngine} from "../grammar/xgrammar-engine.js";
 import {attentionHeads} from "../decode/prefill-plan.js";
+import {contextLength} from "../decode/context-window.js";
 
 const TOKENIZER_FILES = ["tokenizer.json", "tokenizer_config.json"];
 
@@ -24,7 +25,8 @@ export async function loadModel(folderUrl, {backend = "auto", dtype} = {}, onPro
   if (!Array.isArray(manifest.cache) || !manifest.dtypes) {
     throw new Error(`${folderUrl}: manifest.json has no "cache" or "dtypes": was it written by botpsy-web export?`);
   }
-  attentionHeads(manifest);  // a bad attention_heads fails the load, not the first long prompt
+  attentionHeads(manifest);  // a bad attention_heads or context_length fails the load, not the first long prompt
+  contextLength(manifest);
   const choice = await chooseBackend(manifest, {backend, dtype});
   const graphs = dtypeGraphs(manifest, choice.dtype);
   // WASM runs the appending graph when the folder has it, WebGPU the standard one. Both graphs
