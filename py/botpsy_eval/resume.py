@@ -24,7 +24,9 @@ from pathlib import Path
 from .generation import Generation
 from .jsonl_files import read_text
 
-_SELF_STOPPED = ("eos", "stop_string")
+# Stops that do not depend on the cap: any cap of at least the tokens written gives the same run
+# (the context window comes from config.json, which is part of the weights' identity).
+_SELF_STOPPED = ("eos", "stop_string", "context_full")
 
 
 class ResumeError(ValueError):
