@@ -15,10 +15,10 @@ from typing import Callable, Protocol
 from botpsy_agent.chat_format import ChatFormat
 
 from .checker import Verdict, score_case
+from .constraint import constraint_digest
 from .data import Case, load_cases
 from .generation import Generation, GenerationError
 from .pipeline import ReadCalls, RenderedCase, chat_format_for, read_calls, render_case
-from .constraint import constraint_digest
 from .resume import EarlierRuns, RunKey, weights_identity
 from .settings import EvalSettings
 

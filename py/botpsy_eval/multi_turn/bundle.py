@@ -19,8 +19,8 @@ import importlib.util
 from pathlib import Path
 
 OUR_MODULES = ("botpsy_eval/__init__.py", "botpsy_eval/schema.py", "botpsy_eval/constraint.py",
-               "botpsy_eval/multi_turn/__init__.py", "botpsy_eval/multi_turn/environment.py", "botpsy_eval/multi_turn/conversation.py",
-               "botpsy_eval/multi_turn/in_worker.py")
+               "botpsy_eval/multi_turn/__init__.py", "botpsy_eval/multi_turn/environment.py",
+               "botpsy_eval/multi_turn/conversation.py", "botpsy_eval/multi_turn/in_worker.py")
 BACKEND_CONSTANTS = "bfcl_eval.constants.executable_backend_config"
 PURE_PYTHON_DEPENDENCIES = ("mpmath",)
 SKIPPED_DIRECTORIES = ("__pycache__", "tests")

@@ -31,4 +31,5 @@ def starts_alike(transcript: dict, start: tuple[str, str]) -> bool:
     """A transcript written before constraints were recorded has no digest: it stands for a free run only."""
     prompt, constraint = start
     recorded = transcript.get("first_constraint")
-    return transcript.get("first_prompt") == prompt and (recorded == constraint or (recorded is None and not constraint))
+    same_grammar = recorded == constraint or (recorded is None and not constraint)
+    return transcript.get("first_prompt") == prompt and same_grammar
