@@ -4,7 +4,8 @@
 // instead of running a network it replays outputs chosen from the prompt.
 //
 // The test serves this file in place of web/runtime/model-worker.js, prefixed with
-//   const SCRIPT = [{match: "words in the user's message", outputs: ["step 1", "step 2", ...]}];
+//   const SCRIPT = [{match: "words in the user's message", outputs: ["step 1", "step 2", ...],
+//                    stopReason: "max_tokens"}];  (optional: how every step ends, "eos" if absent)
 //   const MANIFEST = {...} or null;  (the folder's manifest, so loading needs no network)
 // The step is the number of assistant messages since that user message, so the choice
 // depends only on the prompt (it survives reloads and new workers).
@@ -28,8 +29,8 @@ function lastUserTurn(prompt) {
 function scriptedOutput(prompt) {
   const {text, step} = lastUserTurn(prompt);
   const entry = SCRIPT.find((candidate) => text.includes(candidate.match));
-  if (!entry) return `(scripted model: no script for "${text}")`;
-  return entry.outputs[Math.min(step, entry.outputs.length - 1)];
+  if (!entry) return {output: `(scripted model: no script for "${text}")`, stopReason: "eos"};
+  return {output: entry.outputs[Math.min(step, entry.outputs.length - 1)], stopReason: entry.stopReason ?? "eos"};
 }
 
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -55,7 +56,7 @@ async function load(id, {folderUrl}) {
 async function generate(id, {prompt}) {
   if (!manifest) throw new Error("the scripted model was not loaded");
   cancelled = false;
-  const output = scriptedOutput(String(prompt));
+  const {output, stopReason} = scriptedOutput(String(prompt));
   let generated = 0;
   for (let start = 0; start < output.length && !cancelled; start += 4) {
     postMessage(event(id, Events.TOKEN, {tokenId: -1, text: output.slice(start, start + 4)}));
@@ -63,7 +64,7 @@ async function generate(id, {prompt}) {
     await pause(8);
   }
   return {promptTokens: prompt.length, reusedTokens: 0, generatedTokens: generated, prefillMs: 1,
-    decodeMs: generated * 8, tokensPerSecond: 125, stopReason: cancelled ? "cancelled" : "eos"};
+    decodeMs: generated * 8, tokensPerSecond: 125, stopReason: cancelled ? "cancelled" : stopReason};
 }
 
 const handlers = {

@@ -97,6 +97,7 @@ export class AgentHost {
     return {
       generateStart: ({prompt, options}) => {
         const handle = this.nextGeneration++;
+        this.lastStats = null;  // the latest generation's, never an earlier one's (a refused prompt has none)
         const iterator = this.model.generate(prompt, {...options, onStats: (stats) => { this.lastStats = stats; }});
         this.generations.set(handle, iterator[Symbol.asyncIterator]());
         return handle;

@@ -2,6 +2,7 @@
 import { el, icon } from "./dom.js";
 import { formatDuration, formatRate } from "./format.js";
 import { ICONS } from "./icons.js";
+import { stopNotice } from "./stop-notice.js";
 import { MarkdownView } from "./streaming-markdown.js";
 import { ToolCard } from "./tool-card.js";
 
@@ -182,6 +183,8 @@ export class AssistantTurn {
     this.#closeThinking();
     this.record.stats = stats;
     this.element.setAttribute("aria-busy", "false");
+    const cutOff = stopped ? null : stopNotice(stats?.stopReason);
+    if (cutOff) this.element.insertBefore(cutOff, this.footer);
     const bits = [];
     if (stopped) bits.push("Stopped");
     if (stats?.generatedTokens) bits.push(`${stats.generatedTokens} tokens`);

@@ -1,6 +1,7 @@
 // Turns the chat transcript into Markdown or JSON files the person can keep.
 import { provenanceSentence } from "./chat-view.js";
 import { formatDuration, formatValue } from "./format.js";
+import { stopSentence } from "./stop-notice.js";
 
 export function transcriptToMarkdown(transcript, { model = "", exportedAt = new Date() } = {}) {
   const lines = [`# BotPsy conversation`, ""];
@@ -25,6 +26,8 @@ export function transcriptToMarkdown(transcript, { model = "", exportedAt = new 
         }
       }
     }
+    const cutOff = stopSentence(entry.stats?.stopReason);
+    if (cutOff) lines.push(`> **${cutOff}**`, "");
     if (entry.untrustedReads?.length) lines.push(`> **Outside content:** ${provenanceSentence(entry.untrustedReads)}`, "");
   }
   return lines.join("\n");
