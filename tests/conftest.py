@@ -1,6 +1,8 @@
 """Shared fixtures: the local server, Debian's Chromium, a guard against foreign requests,
 and exported model folders (exported once per test session)."""
 
+import asyncio
+import concurrent.futures
 import os
 import shutil
 from pathlib import Path
@@ -299,3 +301,20 @@ def recording_server(_recording_server_instance):
     to reach it (a control case) calls guard.allow(recording_server.url)."""
     _recording_server_instance.clear()
     return _recording_server_instance
+
+
+@pytest.fixture(autouse=True)
+def asyncio_run_beside_playwright(monkeypatch):
+    """Once a browser test has run, Playwright's sync API keeps an event loop running in
+    this thread and asyncio.run() refuses to start; run the coroutine on a fresh thread."""
+    original = asyncio.run
+
+    def run(main, **options):
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return original(main, **options)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(original, main, **options).result()
+
+    monkeypatch.setattr(asyncio, "run", run)

@@ -1,8 +1,6 @@
 """Helpers for the agent tests: chat formats built from real or test templates, and tool calls
 as the models write them."""
 
-import asyncio
-import concurrent.futures
 from pathlib import Path
 
 import pytest
@@ -36,20 +34,3 @@ def qwen_format():
 @pytest.fixture(scope="session")
 def smollm2_template():
     return smollm2_chat_template()
-
-
-@pytest.fixture(autouse=True)
-def asyncio_run_beside_playwright(monkeypatch):
-    """Once a browser test has run, Playwright's sync API keeps an event loop running in
-    this thread and asyncio.run() refuses to start; run the coroutine on a fresh thread."""
-    original = asyncio.run
-
-    def run(main, **options):
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return original(main, **options)
-        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-            return pool.submit(original, main, **options).result()
-
-    monkeypatch.setattr(asyncio, "run", run)
