@@ -21,7 +21,9 @@ const VERSION = "2026-12-04.1";
 const APP_CACHE = `botpsy-app-${VERSION}`;
 const APP_CACHE_PREFIX = "botpsy-app-";
 const INDEX_CACHE = "botpsy-model-index";
-const ROOT = new URL("../", self.location.href);
+// The app's root: this file is web/sw.js, or runs inside the site's own sw.js at the root
+// (below), which imports it. The root is an origin's "/" or a folder (https://host/botpsy/).
+const ROOT = new URL(self.location.pathname.endsWith("/web/sw.js") ? "../" : "./", self.location.href);
 // A host that sends no headers (GitHub Pages, a plain bucket) gets /sw.js from
 // `botpsy-web build-site`: it names every route's headers (py/botpsy_web/site/headers.py), then
 // loads this file. Responses that arrive without COEP get them here, before they are kept or
@@ -135,9 +137,16 @@ self.addEventListener("fetch", (event) => {
   else event.respondWith(networkFirst(request, APP_CACHE));
 });
 
+// The URL's path below the app's root, written from the root ("/web/ui/app.js"), wherever the
+// site is served (its origin's root, or a folder such as /botpsy/); null for a URL outside it.
+function appPath(url) {
+  if (url.origin !== ROOT.origin || !url.pathname.startsWith(ROOT.pathname)) return null;
+  return `/${url.pathname.slice(ROOT.pathname.length)}`;
+}
+
 function routeOf(url) {
-  if (url.origin !== ROOT.origin) return null;
-  const path = url.pathname;
+  const path = appPath(url);
+  if (path === null) return null;
   if (path === "/models/index.json") return "model-index";
   if (path.startsWith("/models/")) return "model-file";
   if (path.startsWith("/node_modules/")) return "runtime";
@@ -200,7 +209,7 @@ async function modelFile(request) {
 function cacheKey(request) {
   const url = new URL(request.url);
   url.hash = "";
-  return url.pathname === "/" ? new URL("", ROOT).href : url.href;
+  return appPath(url) === "/" ? ROOT.href : url.href;
 }
 
 async function storeFresh(cache, url) {
@@ -227,7 +236,9 @@ function withIsolationHeaders(response) {
 function withSiteHeaders(response) {
   if (!SITE_HEADERS || response.type !== "basic" || response.headers.has("Cross-Origin-Embedder-Policy")) return response;
   const url = new URL(response.url);
-  const rule = SITE_HEADERS.rules.find(([path, folder]) => (folder ? url.pathname.startsWith(path) : url.pathname === path));
+  const path = appPath(url);
+  const rule = path === null ? null
+    : SITE_HEADERS.rules.find(([rulePath, folder]) => (folder ? path.startsWith(rulePath) : path === rulePath));
   const named = rule && response.ok ? rule[2] : SITE_HEADERS.nothingAllowed;
   const policy = named["Content-Security-Policy"] ?? "";
   const origin = policy.includes(SITE_HEADERS.placeholder) ? queryOrigin(url) : "";

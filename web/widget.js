@@ -1,7 +1,7 @@
 // <botpsy-chat>: the assistant as a custom element any page can embed.
 //
 //   <script type="module" src="https://botpsy.example/web/widget.js"></script>
-//   <botpsy-chat model="/models/smollm2-135m/" mode="floating" tools="calculator,datetime_now"></botpsy-chat>
+//   <botpsy-chat model="models/smollm2-135m/" mode="floating" tools="calculator,datetime_now"></botpsy-chat>
 //
 //   el.registerTool({name, description, parameters, handler, confirm})
 //   el.start(); el.ask(text); el.newChat()
@@ -93,7 +93,7 @@ export class BotpsyChat extends HTMLElement {
     const { parts } = this;
     const model = this.getAttribute("model");
     if (!model) {
-      const message = "No model given: set the model attribute, e.g. model=\"/models/smollm2-135m/\".";
+      const message = "No model given: set the model attribute, e.g. model=\"models/smollm2-135m/\".";
       this.#fail(message);
       throw new Error(message);
     }

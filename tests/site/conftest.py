@@ -17,7 +17,7 @@ import pytest
 
 from botpsy_web.site.build import SiteOptions, build_site
 from botpsy_web.serve import free_port
-from botpsy_web.site.local_nginx import LocalNginx, wait_until_listening
+from botpsy_web.site.local_nginx import LocalNginx, site_folder, wait_until_listening
 
 MODEL = "tiny-qwen3.5"
 
@@ -40,7 +40,7 @@ class Caddy:
         config = json.loads(adapted.stdout)
         config["admin"] = {"disabled": True}
         (work / "caddy.json").write_text(json.dumps(config))
-        self.url = f"http://127.0.0.1:{port}"
+        self.url = f"http://127.0.0.1:{port}{site_folder(out)}"
         log = work / "caddy.log"
         self.process = subprocess.Popen([caddy, "run", "--config", str(work / "caddy.json")],
                                         stdout=subprocess.DEVNULL, stderr=log.open("w"), env=env)

@@ -53,7 +53,7 @@ def test_the_site_holds_the_app_its_runtime_files_and_the_models_manifest_files_
     vendored = {path.split("/", 1)[1] for path in paths if path.startswith(site.vendor + "/")}
     assert vendored == wanted
     assert re.fullmatch(r"vendor-[0-9a-f]{12}", site.vendor)
-    assert json.loads((site.site / "models" / "index.json").read_text())["models"][0]["url"] == "/models/fake-model/"
+    assert json.loads((site.site / "models" / "index.json").read_text())["models"][0]["url"] == "fake-model/"
 
 
 def test_the_models_files_are_copied_so_the_exported_folder_stays_loadable_by_onnx(tmp_path, agent_bundle):
@@ -133,8 +133,11 @@ def test_a_model_origin_joins_connect_src_only_when_named(tmp_path, agent_bundle
 
 
 def test_bad_options_say_what_is_wrong(tmp_path):
-    with pytest.raises(SiteBuildError, match="root of an origin"):
-        build_site(SiteOptions(out=tmp_path / "a", base_url="https://example.org/botpsy/"))
+    with pytest.raises(SiteBuildError, match="without \\?query"):
+        build_site(SiteOptions(out=tmp_path / "a", base_url="https://example.org/botpsy/?v=1"))
+    for folder in ("/a/../b/", "/a//b/", "/bot psy/"):
+        with pytest.raises(SiteBuildError, match="must be a plain folder such as /botpsy/"):
+            build_site(SiteOptions(out=tmp_path / "a", base_url=f"https://example.org{folder}"))
     with pytest.raises(SiteBuildError, match="http\\(s\\) URL"):
         build_site(SiteOptions(out=tmp_path / "a", model_url="ftp://example.org/models/"))
     (tmp_path / "not-a-model").mkdir()
@@ -154,9 +157,9 @@ def test_the_command_reports_a_bad_option_and_the_build(tmp_path, agent_bundle, 
 
     parser = argparse.ArgumentParser()
     command.register(parser.add_subparsers())
-    args = parser.parse_args(["build-site", str(tmp_path / "out"), "--base-url", "https://example.org/sub/"])
+    args = parser.parse_args(["build-site", str(tmp_path / "out"), "--base-url", "https://example.org/sub/#top"])
     assert args.func(args) == 2
-    assert "error: --base-url must be the root of an origin" in capsys.readouterr().out
+    assert "error: --base-url is a folder's address, without ?query or #fragment" in capsys.readouterr().out
     model = fake_model(tmp_path / "models")
     args = parser.parse_args(["build-site", str(tmp_path / "out"), "--models", str(model.parent),
                               "--base-url", "https://botpsy.example.org/"])
@@ -165,3 +168,10 @@ def test_the_command_reports_a_bad_option_and_the_build(tmp_path, agent_bundle, 
     assert "model fake-model:" in printed
     assert '<script type="module" src="https://botpsy.example.org/web/widget.js"></script>' in printed
     assert "server_name botpsy.example.org;" in (tmp_path / "out" / "nginx.conf").read_text()
+    # In a folder (a GitHub Pages project site): the closing "/" is added, the widget's tag names the folder.
+    args = parser.parse_args(["build-site", str(tmp_path / "out"), "--models", str(model.parent),
+                              "--base-url", "https://someone.github.io/botpsy"])
+    assert args.func(args) == 0
+    assert ('<script type="module" src="https://someone.github.io/botpsy/web/widget.js"></script>'
+            in capsys.readouterr().out)
+    assert json.loads((tmp_path / "out" / "build.json").read_text())["base_url"] == "https://someone.github.io/botpsy/"

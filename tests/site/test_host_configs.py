@@ -1,10 +1,12 @@
 """The host configurations a build writes, served by the real servers (Debian's nginx and
-Caddy, started here on free ports): every file answers with exactly the headers the one table
-gives it, model files answer Range requests with 206, and the confirmed-fetch frame's policy
-names the origin in its request and nothing else. No browser: headers are what is checked."""
+Caddy, started here on free ports), at an origin's root and in a folder of it (--base-url
+http://host/botpsy/): every file answers with exactly the headers the one table gives it,
+model files answer Range requests with 206, and the confirmed-fetch frame's policy names the
+origin in its request and nothing else. No browser: headers are what is checked."""
 
 import urllib.error
 import urllib.request
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -14,15 +16,19 @@ from .conftest import Caddy, Nginx, free_port
 from .test_build import built_paths, fake_model
 
 SERVERS = {"nginx": Nginx, "caddy": Caddy}
+FOLDERS = ["/", "/botpsy/"]
 
 
-@pytest.fixture(scope="module", params=sorted(SERVERS))
+@pytest.fixture(scope="module", params=[(server, folder) for server in sorted(SERVERS) for folder in FOLDERS],
+                ids=lambda param: f"{param[0]}-at-{param[1].strip('/') or 'root'}")
 def served(request, tmp_path_factory, agent_bundle):
+    """(the build, the site's URL without its trailing slash)."""
+    server_name, folder = request.param
     port = free_port()
     model = fake_model(tmp_path_factory.mktemp("models"))
     built = build_site(SiteOptions(out=tmp_path_factory.mktemp("out"), models=(model,),
-                                   base_url=f"http://127.0.0.1:{port}/"))
-    server = SERVERS[request.param](built.out, port, tmp_path_factory.mktemp(request.param))
+                                   base_url=f"http://127.0.0.1:{port}{folder}"))
+    server = SERVERS[server_name](built.out, port, tmp_path_factory.mktemp(server_name))
     yield built, server.url
     server.close()
 
@@ -76,3 +82,14 @@ def test_the_fetch_frame_may_reach_the_origin_in_its_query_only(served):
     assert "connect-src https://example.com;" in headers["Content-Security-Policy"]
     for bad in ["javascript%3Aalert(1)", "https%3A%2F%2Fexample.com%2Fpath", "https%3A%2F%2Fa.com%20https%3A%2F%2Fb.com", ""]:
         assert get(f"{url}/web/fetch/frame.html?origin={bad}")[0] == 400, bad
+
+
+
+def test_the_site_is_served_in_its_folder_and_nowhere_else(served):
+    built, url = served
+    parts = urlsplit(url)
+    origin, folder = f"{parts.scheme}://{parts.netloc}", parts.path   # folder: "" or "/botpsy"
+    assert get(f"{origin}/web/ui/app.js")[0] == (404 if folder else 200)
+    status, headers, body = get(f"{origin}{folder}")   # the folder's bare name leads into it
+    assert status == 200 and b"<title>BotPsy" in body
+    assert headers["Content-Security-Policy"] == file_headers(built, "index.html")["Content-Security-Policy"]

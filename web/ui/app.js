@@ -251,7 +251,8 @@ const offlineReady = registerServiceWorker().then((status) => console.info(`BotP
 function readLastModel() {
   try {
     const saved = JSON.parse(localStorage.getItem(LAST_MODEL_KEY) || "null");
-    return saved && typeof saved.url === "string" ? saved : null;
+    // Whole URLs since the model list's urls are resolved (model-panel.js); older saves hold a path.
+    return saved && typeof saved.url === "string" ? { ...saved, url: new URL(saved.url, location.href).href } : null;
   } catch {
     return null;
   }

@@ -25,7 +25,9 @@ export async function fetchModelIndex(indexUrl) {
   }
   const data = await response.json();
   if (!Array.isArray(data.models)) throw new Error(`${indexUrl} has no "models" list.`);
-  return data.models;
+  // Each folder's url is read against the list's own address (a built site writes "NAME/", so it
+  // works in whatever folder the site is served from), and kept whole from here on.
+  return data.models.map((model) => ({ ...model, url: new URL(model.url, response.url || indexUrl).href }));
 }
 
 export class ModelPicker {

@@ -9,6 +9,7 @@
 // workers under the host's policy and says so; when it forbids those too, the error names what to allow.
 
 const FRAME_URL = new URL("./worker-frame.html", import.meta.url);
+const APP_ROOT = new URL("../../", import.meta.url);
 
 /** Why the widget cannot use its worker frame on this page (a host policy, a timeout). */
 export class WorkerFrameUnavailable extends Error {}
@@ -65,10 +66,16 @@ export class WorkerFrame {
       this.frame.contentWindow?.postMessage({type: "botpsy-terminate-worker", id}, this.origin);
     });
     this.workers.set(id, worker);
-    this.frame.contentWindow.postMessage({type: "botpsy-start-worker", id, path: new URL(scriptUrl).pathname, name},
+    this.frame.contentWindow.postMessage({type: "botpsy-start-worker", id, path: pathBelowAppRoot(scriptUrl), name},
                                          this.origin, [channel.port2]);
     return worker;
   }
+}
+
+/** "web/runtime/model-worker.js" for the app's own scripts, wherever the app is served; the URL otherwise. */
+function pathBelowAppRoot(scriptUrl) {
+  const url = new URL(scriptUrl);
+  return url.href.startsWith(APP_ROOT.href) ? url.href.slice(APP_ROOT.href.length) : url.href;
 }
 
 class FramedWorker {

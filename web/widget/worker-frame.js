@@ -3,10 +3,12 @@
 // blob: gets the HOST's policy (or none). Started here, from our own URL, the model and agent
 // workers get ours: connections to the BotPsy origin only, whatever the host page allows.
 //
-// Parent -> frame: {type: "botpsy-start-worker", id, path, name} with a MessagePort that then
+// Parent -> frame: {type: "botpsy-start-worker", id, path, name} (path below the app's root,
+// "web/runtime/model-worker.js", wherever the site is served) with a MessagePort that then
 // carries the worker's own messages both ways; {type: "botpsy-terminate-worker", id}.
 // Frame -> parent: {type: "botpsy-worker-frame-ready"}, {type: "botpsy-worker-error", id, message}.
-const STARTABLE = new Set(["/web/runtime/model-worker.js", "/web/agent/agent-worker.js"]);
+const APP_ROOT = new URL("../../", location.href);  // this page is web/widget/worker-frame.html
+const STARTABLE = new Set(["web/runtime/model-worker.js", "web/agent/agent-worker.js"]);
 const workers = new Map();
 
 addEventListener("message", (event) => {
@@ -24,7 +26,7 @@ addEventListener("message", (event) => {
     reportError(`the BotPsy worker frame starts only its own workers, not ${JSON.stringify(path)}`);
     return;
   }
-  const worker = new Worker(new URL(path, location.origin), {type: "module", name});
+  const worker = new Worker(new URL(path, APP_ROOT), {type: "module", name});
   workers.set(id, worker);
   worker.onmessage = ({data}) => port.postMessage(data);
   worker.onerror = (error) => reportError(error.message || "script error");

@@ -13,9 +13,13 @@ They go to a folder named by their content (`vendor-<hash>/` instead of `node_mo
 app's code says so after a textual rewrite of that one prefix), served `immutable`: a new
 runtime is a new folder, so a browser never mixes an old file with a new one.
 
-A host that sends no headers at all (GitHub Pages, a plain bucket): `/sw.js` at the root (a
+A host that sends no headers at all (GitHub Pages, a plain bucket): `sw.js` at the site's root (a
 service worker may only control the folder it is served from unless the host says otherwise)
 holds the headers of every route and loads web/sw.js, which adds them to what it serves.
+
+The site may be served from an origin's root or from a folder of it (--base-url
+https://example.org/botpsy/): the app addresses its files relative to itself, and only the host
+configurations name the folder.
 """
 
 from __future__ import annotations
@@ -72,12 +76,17 @@ def site_origin(url: str, what: str) -> str:
 
 
 def check_base_url(url: str) -> str:
-    """The app addresses its files from the root of its origin (/models/, /web/...): no sub-path."""
+    """The site's address, an origin's root or a folder of it (https://example.org/botpsy/): the app
+    addresses its files relative to where it is served. A folder gets its closing "/"."""
     origin = site_origin(url, "--base-url")
-    if urlsplit(url).path not in ("", "/") or urlsplit(url).query:
-        raise SiteBuildError(f"--base-url must be the root of an origin ({origin}/), got {url!r}: the app's files "
-                             "are addressed from the root (/web/, /models/); serve it from its own (sub)domain")
-    return origin + "/"
+    parts = urlsplit(url)
+    if parts.query or parts.fragment:
+        raise SiteBuildError(f"--base-url is a folder's address, without ?query or #fragment, got {url!r}")
+    path = parts.path if parts.path.endswith("/") else parts.path + "/"
+    if "//" in path or any(segment in (".", "..") for segment in path.split("/")) \
+            or not re.fullmatch(r"[A-Za-z0-9._~/-]*", path):
+        raise SiteBuildError(f"--base-url's path must be a plain folder such as /botpsy/, got {parts.path!r}")
+    return origin + path
 
 
 # --- what the app loads -------------------------------------------------------------
@@ -191,7 +200,7 @@ def build_site(options: SiteOptions) -> BuiltSite:
 
     base_url = check_base_url(options.base_url) if options.base_url else None
     model_origins = (site_origin(options.model_url, "--model-url"),) if options.model_url else ()
-    if model_origins and base_url and model_origins[0] + "/" == base_url:
+    if model_origins and base_url and model_origins[0] == site_origin(base_url, "--base-url"):
         model_origins = ()   # the site itself: nothing to add to connect-src
     folders = model_folders(tuple(Path(p) for p in options.models))
     build_agent_bundle()
@@ -229,10 +238,11 @@ def build_site(options: SiteOptions) -> BuiltSite:
         if not options.model_url:
             built.files.update(sizes)
     index = list_models(models_out)
-    if options.model_url:
-        prefix = options.model_url if options.model_url.endswith("/") else options.model_url + "/"
-        for entry in index:
-            entry["url"] = f"{prefix}{entry['name']}/"
+    # Relative to models/index.json (the page reads them so), wherever the site is served.
+    prefix = (options.model_url if options.model_url.endswith("/") else options.model_url + "/") \
+        if options.model_url else ""
+    for entry in index:
+        entry["url"] = f"{prefix}{entry['name']}/"
     index_bytes = json.dumps({"models": index}, indent=1).encode()
     _write(site / "models" / "index.json", index_bytes)
     built.files["models/index.json"] = len(index_bytes)
@@ -242,7 +252,7 @@ def build_site(options: SiteOptions) -> BuiltSite:
     worker = host_config.service_worker_with_headers(rules).encode()
     _write(site / SITE_SERVICE_WORKER, worker)
     built.files[SITE_SERVICE_WORKER] = len(worker)
-    headers_file = host_config.netlify_headers(rules)
+    headers_file = host_config.netlify_headers(rules, base_url)
     _write(site / "_headers", headers_file.encode())
     (out / "nginx.conf").write_text(host_config.nginx_server(rules, site, base_url))
     (out / "Caddyfile").write_text(host_config.caddyfile(rules, site, base_url))

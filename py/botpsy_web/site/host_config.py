@@ -70,12 +70,14 @@ def header_rules(built: BuiltSite) -> list[Rule]:
 
 # --- Netlify / Cloudflare Pages ---------------------------------------------------------
 
-def netlify_headers(rules: list[Rule]) -> str:
+def netlify_headers(rules: list[Rule], base_url: str | None = None) -> str:
+    """The rules' paths below the site's folder (base_url), as the host sees them."""
+    folder = base_path(base_url).rstrip("/")
     if len(rules) > MAX_HEADER_RULES:
         raise ValueError(f"_headers would need {len(rules)} rules; Cloudflare Pages reads at most {MAX_HEADER_RULES}")
     lines = [f"# {GENERATED}", "# Netlify and Cloudflare Pages read this file at the site's root.", ""]
     for rule in rules:
-        lines.append(rule.path + ("*" if rule.folder else ""))
+        lines.append(folder + rule.path + ("*" if rule.folder else ""))
         for name, value in rule.headers.items():
             lines.append(f"  {name}: {value.replace(QUERY_ORIGIN, 'https: http:')}")
         lines.append("")
@@ -83,6 +85,11 @@ def netlify_headers(rules: list[Rule]) -> str:
 
 
 # --- nginx ------------------------------------------------------------------------------
+
+def base_path(base_url: str | None) -> str:
+    """The folder the site is served from: "/" (an origin's root) or e.g. "/botpsy/"."""
+    return urlsplit(base_url).path or "/" if base_url else "/"
+
 
 def _listen(base_url: str | None) -> tuple[str, str]:
     """(listen, server_name) for the site's URL; TLS is the server's own configuration."""
@@ -103,7 +110,11 @@ def _nginx_headers(headers: dict, indent: str) -> list[str]:
 
 
 def nginx_server(rules: list[Rule], site: Path, base_url: str | None) -> str:
+    """At an origin's root the server's root is the site; in a folder (base_url https://host/botpsy/)
+    every location is below the folder and takes its files from the site (alias)."""
     listen, server_name = _listen(base_url)
+    folder = base_path(base_url)
+    site_root = site.resolve().as_posix()
     encoded = r"%3A%2F%2F"
     lines = [
         f"# BotPsy: {GENERATED}",
@@ -123,8 +134,8 @@ def nginx_server(rules: list[Rule], site: Path, base_url: str | None) -> str:
     ]
     if listen.endswith("ssl"):
         lines.append("    # ssl_certificate /path/to/fullchain.pem; ssl_certificate_key /path/to/privkey.pem;")
+    lines += [f"    root {site_root};"] if folder == "/" else []
     lines += [
-        f"    root {site.resolve()};",
         "    index index.html;",
         "    # Range requests (model files) and ETag revalidation are nginx's defaults for files.",
         "    types {",
@@ -132,15 +143,25 @@ def nginx_server(rules: list[Rule], site: Path, base_url: str | None) -> str:
         "    }",
         "    default_type application/octet-stream;",
         "",
-        "    location / {",
-        *_nginx_headers(response_headers(NOTHING_ALLOWED), "        "),
-        "    }",
     ]
+    if folder != "/":
+        lines += ["    # The rest of this server is not BotPsy's: serve your own pages here, or copy BotPsy's",
+                  "    # locations below into your server block.",
+                  "    location / {", *_nginx_headers(response_headers(NOTHING_ALLOWED), "        "),
+                  "        return 404;", "    }",
+                  f"    location = {folder.rstrip('/')} {{ return 301 {folder}; }}",
+                  f"    location ^~ {folder} {{", f"        alias {site_root}/;"]
+    else:
+        lines.append("    location / {")
+    lines += [*_nginx_headers(response_headers(NOTHING_ALLOWED), "        "), "    }"]
     for rule in rules:
         if rule.path == "/":
             continue   # nginx answers / from /index.html (index), whose rule applies
-        match = f"^~ {rule.path}" if rule.folder else f"= {rule.path}"
+        path = folder.rstrip("/") + rule.path
+        match = f"^~ {path}" if rule.folder else f"= {path}"
         lines.append(f"    location {match} {{")
+        if folder != "/":
+            lines.append(f"        alias {site_root}{rule.path};")
         if rule.names_query_origin:
             lines.append('        if ($botpsy_fetch_origin = "") { return 400; }')
         lines += _nginx_headers(rule.headers, "        ")
@@ -152,9 +173,12 @@ def nginx_server(rules: list[Rule], site: Path, base_url: str | None) -> str:
 # --- Caddy ------------------------------------------------------------------------------
 
 def caddyfile(rules: list[Rule], site: Path, base_url: str | None) -> str:
-    address = base_url.rstrip("/") if base_url else ":80"
+    """In a folder (base_url https://host/botpsy/) the rules sit in a handle_path block, which takes
+    the folder off the path: they read as at an origin's root."""
+    folder = base_path(base_url)
+    address = base_url[:len(base_url) - len(folder)] if base_url else ":80"
     query_origin = "{http.request.uri.query.origin}"
-    lines = [f"# BotPsy: {GENERATED}", f"{address} {{", f"\troot * {site.resolve()}",
+    lines = [f"\troot * {site.resolve().as_posix()}",
              "\t# Range requests (model files) and ETags are the file server's defaults."]
     for index, rule in enumerate(rules):
         matcher = f"@rule{index}"
@@ -173,8 +197,14 @@ def caddyfile(rules: list[Rule], site: Path, base_url: str | None) -> str:
     for suffix, mime in sorted(SITE_MIME_TYPES.items()):
         name = "type_" + suffix[1:].replace("_", "")
         lines += [f"\t@{name} path *{suffix}", f'\theader @{name} Content-Type "{mime}"']
-    lines += ["\tfile_server", "}", ""]
-    return "\n".join(lines)
+    lines.append("\tfile_server")
+    if folder != "/":
+        lines = [f"\tredir {folder.rstrip('/')} {folder}", f"\thandle_path {folder}* {{",
+                 *("\t" + line for line in lines), "\t}",
+                 "\t# The rest of this site is not BotPsy's: serve your own pages here.",
+                 "\thandle {", *(f'\t\theader {name} "{value}"' for name, value in response_headers(NOTHING_ALLOWED).items()),
+                 '\t\trespond "Not found" 404', "\t}"]
+    return "\n".join([f"# BotPsy: {GENERATED}", f"{address} {{", *lines, "}", ""])
 
 
 # --- hosts that send no headers: the root service worker --------------------------------
@@ -189,7 +219,8 @@ def service_worker_with_headers(rules: list[Rule]) -> str:
     }
     return "\n".join([
         f"// BotPsy's service worker for hosts that send no headers. {GENERATED}",
-        "// Registered at the root, which such a host allows without `Service-Worker-Allowed`.",
+        "// Registered at the site's root (an origin's, or the site's folder), which such a host allows",
+        "// without `Service-Worker-Allowed`; rule paths are below that root.",
         f"self.BOTPSY_SITE_HEADERS = {json.dumps(table, indent=1)};",
         'importScripts("web/sw.js");',
         "",

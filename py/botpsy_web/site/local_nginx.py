@@ -4,12 +4,14 @@ with its pid file, logs and temp folders in one work folder, in the foreground."
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import time
 import urllib.request
 from pathlib import Path
+from urllib.parse import urlsplit
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 
@@ -39,6 +41,12 @@ http {{
     return config
 
 
+def site_folder(out: Path) -> str:
+    """The folder a build is served from ("" at an origin's root, "/botpsy" for --base-url .../botpsy/)."""
+    base_url = json.loads((Path(out) / "build.json").read_text()).get("base_url") or "/"
+    return urlsplit(base_url).path.rstrip("/")
+
+
 def wait_until_listening(url: str, process: subprocess.Popen, log: Path | None = None, timeout_s: float = 20):
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -54,13 +62,14 @@ def wait_until_listening(url: str, process: subprocess.Popen, log: Path | None =
 
 
 class LocalNginx:
-    """nginx serving a build (OUT, written with --base-url http://127.0.0.1:PORT/); `url` has no trailing slash."""
+    """nginx serving a build (OUT, written with --base-url http://127.0.0.1:PORT/ or a folder of it);
+    `url` is the site's address without its trailing slash (http://127.0.0.1:PORT/botpsy)."""
 
     def __init__(self, out: Path, port: int, work: Path):
         if not Path(NGINX).is_file():
             raise FileNotFoundError("nginx is not installed (Debian: apt-get install nginx; ./run.sh test does it)")
         work.mkdir(parents=True, exist_ok=True)
-        self.url = f"http://127.0.0.1:{port}"
+        self.url = f"http://127.0.0.1:{port}{site_folder(out)}"
         config = main_config(out, work)
         # -e: the startup log too goes to `work` (not /var/log/nginx, which a user may not open).
         flags = ["-p", str(work), "-c", str(config), "-e", str(work / "error.log")]

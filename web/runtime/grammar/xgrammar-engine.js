@@ -6,7 +6,7 @@
 // globalThis.xgrammar. It is loaded on first use only; generations without a grammar
 // never pay for it. Its WebAssembly is embedded (no fetch): it works offline.
 
-const LIBRARY_URL = "/node_modules/@mlc-ai/web-xgrammar/lib/index.js";
+const LIBRARY_URL = new URL("../../../node_modules/@mlc-ai/web-xgrammar/lib/index.js", import.meta.url).href;
 const MAX_COMPILED = 16;  // grammars kept compiled (a few tool sets x modes)
 
 let library = null;

@@ -4,7 +4,7 @@
 
 // Resolved against this module, not the page: the widget's worker runs from a
 // blob URL on the host page's origin but imports everything from ours.
-const ORT_DIST = new URL("/node_modules/onnxruntime-web/dist/", import.meta.url).href;
+const ORT_DIST = new URL("../../../node_modules/onnxruntime-web/dist/", import.meta.url).href;
 const BUNDLES = {
   wasm: "ort.wasm.min.mjs",
   webgpu: "ort.webgpu.min.mjs",

@@ -1,6 +1,6 @@
 // The folder's tokenizer (tokenizer.json + tokenizer_config.json) through
 // @huggingface/tokenizers, plus streaming detokenization.
-import {Tokenizer} from "/node_modules/@huggingface/tokenizers/dist/tokenizers.min.mjs";
+import {Tokenizer} from "../../../node_modules/@huggingface/tokenizers/dist/tokenizers.min.mjs";
 
 export class TextTokenizer {
   constructor(tokenizerJson, tokenizerConfig) {
