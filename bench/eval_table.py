@@ -1,24 +1,64 @@
 """One table from several `botpsy-web eval --outputs` files (e.g. a free run and a constrained run
 of the same sample): rebuilds the summary from the per-case lines and prints the table, then the
-summary as one JSON line.
+summary as one JSON line. Single-turn and multi-turn records alike (not mixed in one table).
 
     .venv/bin/python bench/eval_table.py runs-free.jsonl runs-constrained.jsonl
+    .venv/bin/python bench/eval_table.py multi-turn.jsonl multi-turn-pytorch.jsonl --common
 
-The files must hold the same cases (the same --categories, --limit and --seed); seconds are
-the sum of the files' generation times (loads not included).
+Every column (engine, dtype, free/constrained) must hold the same cases (the same --categories,
+--limit and --seed), or pass --common to keep only the cases every column ran (a column that
+went further than another is cut to the shared sample). A case found twice in a column counts
+once, as its last line (a rerun). Seconds are the sum of the files' generation times (loads
+not included).
 """
 
 import argparse
 import json
+import os
+import sys
 from pathlib import Path
 
+from botpsy_eval import report as single_turn_report
 from botpsy_eval.data import Case
-from botpsy_eval.report import format_table, summarize
+from botpsy_eval.jsonl_files import read_text
+from botpsy_eval.multi_turn import report as multi_turn_report
+from botpsy_eval.multi_turn.data import MultiTurnCase
+from botpsy_eval.multi_turn.runner import MultiTurnResults, MultiTurnRun
 from botpsy_eval.runner import CaseRun, EvalResults, EvalSettings
 
 
-def read_runs(path: Path) -> list[CaseRun]:
-    return [CaseRun(**json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+def read_runs(path: Path) -> list:
+    runs = []
+    for number, line in enumerate(read_text(path).splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            kind = MultiTurnRun if "turns_expected" in record else CaseRun
+            runs.append(kind(**record))
+        except (json.JSONDecodeError, TypeError) as error:
+            raise SystemExit(f"error: {path} line {number} is not a record of botpsy-web eval: {error}") from None
+    return runs
+
+
+def column(run) -> tuple[str, str, str]:
+    return run.engine, run.dtype, run.tool_calls
+
+
+def latest_runs(runs: list) -> list:
+    """One run per column and case: a case run again (a later line) stands for its earlier lines."""
+    latest = {(column(run), run.case_id): run for run in runs}
+    if len(latest) < len(runs):
+        print(f"{len(runs) - len(latest)} earlier line(s) of a case run again left out", file=sys.stderr)
+    return list(latest.values())
+
+
+def shared_cases(runs: list) -> list:
+    per_column: dict[tuple, set] = {}
+    for run in runs:
+        per_column.setdefault(column(run), set()).add(run.case_id)
+    common = set.intersection(*per_column.values())
+    return [run for run in runs if run.case_id in common]
 
 
 def main() -> int:
@@ -27,22 +67,46 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=None, help="the runs' --limit, for the summary")
     parser.add_argument("--max-tokens", type=int, default=None, help="the runs' --max-tokens, for the summary")
     parser.add_argument("--model", default=None, help="the model's name in the summary (default: from the first file name)")
+    parser.add_argument("--common", action="store_true", help="keep only the cases every column ran")
     args = parser.parse_args()
     runs = [run for path in args.outputs for run in read_runs(path)]
+    multi_turn = {isinstance(run, MultiTurnRun) for run in runs}
+    if len(multi_turn) != 1:
+        raise SystemExit("error: the files mix single-turn and multi-turn records: make one table of each")
+    if args.common:
+        runs = shared_cases(runs)
+    runs = latest_runs(runs)
     per_engine = {}
     for run in runs:
-        per_engine.setdefault((run.engine, run.dtype, run.tool_calls), set()).add(run.case_id)
+        per_engine.setdefault(column(run), set()).add(run.case_id)
     case_sets = {frozenset(ids) for ids in per_engine.values()}
     if len(case_sets) != 1:
-        raise SystemExit("error: the files do not hold the same cases for every engine")
+        raise SystemExit("error: the files do not hold the same cases for every engine "
+                         "(--common keeps the shared ones)")
+    if multi_turn == {True}:
+        return print_multi_turn(args, runs)
     cases = {run.case_id: Case(run.case_id, run.category, [], [], None) for run in runs}
     settings = EvalSettings(args.outputs[0], tuple(sorted({r.dtype for r in runs if r.engine == "browser"})),
                             tuple(dict.fromkeys(run.category for run in runs)), limit=args.limit,
                             max_tokens=args.max_tokens)
     results = EvalResults(settings, args.model or args.outputs[0].stem, list(cases.values()), runs,
                           seconds=sum(run.seconds for run in runs))
-    summary = summarize(results, None)
-    print(format_table(summary))
+    summary = single_turn_report.summarize(results, None)
+    print(single_turn_report.format_table(summary))
+    print(json.dumps(summary))
+    return 0
+
+
+def print_multi_turn(args, runs: list[MultiTurnRun]) -> int:
+    cases = {run.case_id: MultiTurnCase(run.case_id, run.category, [], {}, [], [], {}, []) for run in runs}
+    settings = EvalSettings(args.outputs[0], tuple(sorted({r.dtype for r in runs if r.engine == "browser"})),
+                            tuple(dict.fromkeys(run.category for run in runs)), limit=args.limit,
+                            max_tokens=args.max_tokens or runs[0].max_tokens)
+    results = MultiTurnResults(settings, args.model or args.outputs[0].stem, list(cases.values()), runs,
+                               seconds=sum(run.seconds for run in runs))
+    transcripts = sorted({os.path.relpath(Path(run.transcript).parent.parent) for run in runs})
+    summary = multi_turn_report.summarize(results, ", ".join(map(str, args.outputs)), ", ".join(transcripts))
+    print(multi_turn_report.format_table(summary))
     print(json.dumps(summary))
     return 0
 
