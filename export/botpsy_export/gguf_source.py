@@ -45,14 +45,18 @@ def _gguf_tokenizer(path: Path, cache: Path | None):
     if cache is not None and (cache / "tokenizer.json").is_file():
         return AutoTokenizer.from_pretrained(cache)
     tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
-    if cache is not None:
-        partial = cache.with_name(f".{cache.name}.partial-{os.getpid()}")
-        tokenizer.save_pretrained(partial)
-        try:
-            os.replace(partial, cache)
-        except OSError:  # another export wrote it meanwhile
-            shutil.rmtree(partial, ignore_errors=True)
-    return tokenizer
+    if cache is None:
+        return tokenizer
+    partial = cache.with_name(f".{cache.name}.partial-{os.getpid()}")
+    tokenizer.save_pretrained(partial)
+    try:
+        os.replace(partial, cache)
+    except OSError:  # another export wrote it meanwhile
+        shutil.rmtree(partial, ignore_errors=True)
+    # Read back even the first time: the saved folder loads as its model's own tokenizer class,
+    # which can differ from the GGUF parse (Qwen2's adds its NFC normalizer), and every export of
+    # this file must write the same tokenizer.json, or a re-export's runs cannot be resumed.
+    return AutoTokenizer.from_pretrained(cache)
 
 
 def gguf_architecture(path: Path) -> str:

