@@ -47,11 +47,8 @@ def check_value(value: Any, schema: dict, where: str) -> list[str]:
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
         for index, item in enumerate(value):
             problems += check_value(item, schema["items"], f"{where}[{index}]")
-    if isinstance(value, dict) and ("properties" in schema or "required" in schema):
+    if isinstance(value, dict) and {"properties", "required", "additionalProperties"} & set(schema):
         problems += check_object(value, schema, where)
-    elif isinstance(value, dict) and isinstance(schema.get("additionalProperties"), dict):
-        for key, item in value.items():
-            problems += check_value(item, schema["additionalProperties"], f"{where}.{key}")
     return problems
 
 
@@ -62,9 +59,14 @@ def check_object(arguments: dict, schema: dict, where: str = "arguments") -> lis
                 for name in required if name not in arguments]
     for name, value in arguments.items():
         if name not in properties:
-            if schema.get("additionalProperties", True) is False or properties:
+            # Listed properties, even none, are the arguments there are: what the grammar
+            # lets a constrained call write and what a Python tool's function accepts.
+            extra = schema.get("additionalProperties", True)
+            if extra is False or "properties" in schema:
                 allowed = ", ".join(properties) or "none"
                 problems.append(f"{where}: unknown argument '{name}' (allowed: {allowed})")
+            elif isinstance(extra, dict):
+                problems += check_value(value, extra, f"{where}.{name}")
             continue
         if value is None and name not in required:
             continue  # null for an optional argument means "not given"
