@@ -17,7 +17,7 @@
 // Bump VERSION to ship a new app version: the next visit installs it, deletes the old
 // app cache, and leaves stored models alone.
 
-const VERSION = "2026-12-04.1";
+const VERSION = "2026-12-04.2";
 const APP_CACHE = `botpsy-app-${VERSION}`;
 const APP_CACHE_PREFIX = "botpsy-app-";
 const INDEX_CACHE = "botpsy-model-index";
@@ -55,7 +55,7 @@ const PRECACHE = [
   "web/runtime/grammar/untagged-call.js", "web/runtime/grammar/xgrammar-engine.js",
   "web/agent/agent-host.js", "web/agent/agent-worker.js", "web/agent/rpc-channel.js", "web/agent/approvals.js",
   "web/agent/confirmed-fetch.js", "web/agent/host-tool-spec.js", "web/agent/user-files.js",
-  "web/agent/indexeddb-store.js", "web/agent/python-runtime.js",
+  "web/agent/indexeddb-store.js", "web/agent/python-runtime.js", "web/agent/turn-stats.js",
   // run_python's sandbox: the page builds its frame from these bytes, so it starts offline too
   // (web/sandbox/sandbox-client.js), even on a page that never used it online.
   "web/sandbox/sandbox-client.js", "web/sandbox/protocol.js", "web/sandbox/sandbox.html",

@@ -60,7 +60,7 @@ def episode_page(browser, open_guarded_page, app_server, exported_model, agent_b
     guard.assert_clean()
 
 
-def test_approving_with_edited_arguments_runs_the_edited_call(episode_page, artifacts_dir):
+def test_approving_with_edited_arguments_runs_the_edited_call(episode_page, tool_call_text, artifacts_dir):
     page = episode_page
     send(page, "Please remember to buy oat milk")
     dialog = page.get_by_role("dialog", name="Allow “notes_create”?")
@@ -85,6 +85,13 @@ def test_approving_with_edited_arguments_runs_the_edited_call(episode_page, arti
     assert "Groceries" in listing.locator(".tool-result").inner_text()
     for card in (create, listing):
         assert card.locator(".tool-duration").inner_text().endswith(("ms", "s"))
+    # The turn's footer counts all three generations' tokens (the scripted model writes 4
+    # characters a token), not only the answer's.
+    outputs = [tool_call_text("notes_create", title="Shopping", text="Buy oat milk"), tool_call_text("notes_list"),
+               "Saved it as a note."]
+    tokens = sum(-(-len(output) // 4) for output in outputs)
+    footer = page.locator(".message.assistant").last.locator(".turn-footer")
+    assert footer.inner_text().startswith(f"{tokens} tokens · "), footer.inner_text()
     page.screenshot(path=artifacts_dir / "product-tool-cards.png")
 
 

@@ -15,6 +15,7 @@ import {checkHostToolParameters} from "./host-tool-spec.js";
 import {RpcChannel} from "./rpc-channel.js";
 import {PythonSandbox} from "../sandbox/sandbox-client.js";
 import {describeUserFiles} from "./user-files.js";
+import {addGenerationStats} from "./turn-stats.js";
 
 const WORKER_URL = new URL("./agent-worker.js", import.meta.url);
 export const AGENT_BUNDLE_URL = new URL("../../static/build/agent-py.zip", import.meta.url);
@@ -78,7 +79,8 @@ export class AgentHost {
     this.hostTools = new Map();
     this.generations = new Map();
     this.nextGeneration = 1;
-    this.lastStats = null;
+    this.lastStats = null;   // the latest generation's
+    this.turnStats = null;   // the running (or last) turn's generations added up (turn-stats.js)
     this.running = false;
     this.stopRequested = false;  // cancel() during this turn, possibly before Python began it
     this.toolList = [];
@@ -98,7 +100,11 @@ export class AgentHost {
       generateStart: ({prompt, options}) => {
         const handle = this.nextGeneration++;
         this.lastStats = null;  // the latest generation's, never an earlier one's (a refused prompt has none)
-        const iterator = this.model.generate(prompt, {...options, onStats: (stats) => { this.lastStats = stats; }});
+        const onStats = (stats) => {
+          this.lastStats = stats;
+          this.turnStats = addGenerationStats(this.turnStats, stats);
+        };
+        const iterator = this.model.generate(prompt, {...options, onStats});
         this.generations.set(handle, iterator[Symbol.asyncIterator]());
         return handle;
       },
@@ -188,6 +194,7 @@ export class AgentHost {
     if (this.running) throw new Error("a turn is already running; wait for it or cancel it");
     this.running = true;
     this.stopRequested = false;
+    this.turnStats = null;
     try {
       await this.queued;
       // A Stop while the settings were still on their way must not be lost.

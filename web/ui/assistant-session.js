@@ -118,7 +118,7 @@ export class AssistantSession extends EventTarget {
     this.rate = { started: performance.now(), pieces: 0, finalStats: null };
     try {
       await this.agent.runTurn(text);
-      this.#takeStats(this.agent.lastStats);
+      this.#takeStats(this.agent.turnStats);
     } catch (error) {
       if (!this.stopped) turn.showError(describeError(error), "Try again, or start a new chat.");
     } finally {
@@ -221,7 +221,6 @@ export class AssistantSession extends EventTarget {
         break;
       }
       case "final":
-        if (event.stats) this.#takeStats(event.stats);
         turn.markUntrustedReads(untrustedReadsOf(event));
         break;
       case "error":
@@ -250,19 +249,11 @@ export class AssistantSession extends EventTarget {
     if (seconds > 0.25) this.#emit("stats", { tokensPerSecond: this.rate.pieces / seconds, live: true });
   }
 
+  /** The turn's figures: every generation of it added up (agent-host.js, turn-stats.js). */
   #takeStats(stats) {
     if (!stats) return;
-    const previous = this.rate.finalStats || { generatedTokens: 0, decodeMs: 0, prefillMs: 0 };
-    // A turn may run several generations (one per tool step): add them up.
-    const merged = {
-      ...stats,
-      generatedTokens: (previous.generatedTokens || 0) + (stats.generatedTokens || 0),
-      decodeMs: (previous.decodeMs || 0) + (stats.decodeMs || 0),
-      prefillMs: (previous.prefillMs || 0) + (stats.prefillMs || 0),
-    };
-    merged.tokensPerSecond = merged.decodeMs > 0 ? merged.generatedTokens / (merged.decodeMs / 1000) : stats.tokensPerSecond;
-    this.rate.finalStats = merged;
-    this.#emit("stats", { tokensPerSecond: merged.tokensPerSecond, live: false });
+    this.rate.finalStats = stats;
+    this.#emit("stats", { tokensPerSecond: stats.tokensPerSecond, live: false });
   }
 
   #setBusy(busy) {
