@@ -19,6 +19,7 @@ from botpsy_eval.multi_turn.conversation import run_conversation
 from botpsy_eval.multi_turn.data import load_category, load_cases
 from botpsy_eval.multi_turn.environment import Environment, plain
 from botpsy_eval.multi_turn.first_prompt import starts_alike, todays_start
+from botpsy_eval.multi_turn.replay import replays_alike
 from botpsy_eval.multi_turn.runner import bfcl_step_limit, shared_prompt_order
 
 # A template that ignores tools: the agent teaches Hermes JSON calls in the system message.
@@ -214,3 +215,23 @@ def test_a_stored_transcript_stands_in_only_for_todays_prompt_and_grammar():
     assert not starts_alike(transcript, todays_start(case.for_the_agent(), other_template, SETTINGS))
     undated = {key: value for key, value in transcript.items() if key != "first_constraint"}  # an older transcript
     assert starts_alike(undated, free) and not starts_alike(undated, constrained)
+
+
+def test_a_stored_transcript_stands_in_only_if_todays_agent_makes_the_same_of_its_outputs():
+    """--resume: the stored outputs replayed through today's agent and environment must give the
+    stored calls, results and state changes at every step; a call today's agent would refuse (or
+    run differently), a result that changed, or a step more or fewer runs the case again."""
+    case, turn_index, call_index = a_case_with_a_state_changing_call()
+    transcript = json.loads(json.dumps(converse(case, ground_truth_outputs(case) + ["unused"])))  # as stored
+    assert replays_alike(case.for_the_agent(), transcript, CHAT_FORMAT, SETTINGS)
+
+    call = transcript["turns"][turn_index]["steps"][0]["calls"][call_index]
+    for change in ({"ran": False}, {"result": "an older tool's result"}, {"state_diff": []}):
+        edited = json.loads(json.dumps(transcript))
+        edited["turns"][turn_index]["steps"][0]["calls"][call_index].update(change)
+        assert not replays_alike(case.for_the_agent(), edited, CHAT_FORMAT, SETTINGS), change
+    assert call["ran"]
+
+    shorter = json.loads(json.dumps(transcript))
+    shorter["turns"][-1]["steps"].pop()  # today's agent would ask for one generation more
+    assert not replays_alike(case.for_the_agent(), shorter, CHAT_FORMAT, SETTINGS)

@@ -4,8 +4,9 @@ Engines as in the single-turn eval: per dtype, one model load in the browser (wi
 worker) and every case with free and/or constrained tool calls; then, when asked, the
 PyTorch model the folder was exported from, free only, with the same environments and the
 same agent code under CPython. Each case run writes its transcript (one JSON file) and one
-line of the records file; --resume reads both back and runs only what is missing or was run
-under another prompt or grammar (first_prompt.py).
+line of the records file; --resume reads both back and runs only what is missing, was run
+under another prompt or grammar (first_prompt.py), or would go otherwise with today's agent
+(replay.py).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ..settings import EvalSettings
 from .checker import score_transcript
 from .data import MultiTurnCase, bfcl_constants, load_cases
 from .first_prompt import starts_alike, todays_start
+from .replay import replays_alike
 
 
 def bfcl_step_limit() -> int:
@@ -187,15 +189,18 @@ def run_multi_turn(settings: EvalSettings, records: RecordsFile, earlier: Earlie
     starts: dict[tuple, tuple[str, str]] = {}
 
     def standing(engine, backend, case) -> tuple[dict, Path] | None:
-        """The stored transcript of the case, if it ran under today's prompt and grammar."""
+        """The stored transcript of the case, if it ran under today's prompt and grammar and today's
+        agent makes the same of its outputs (replay.py)."""
         stored = earlier.transcript(key(engine, backend, case))
         if stored is None:
             return None
         mode = engine[2]
+        settings_now = {**agent_settings, "tool_calls": mode}
         if (case.id, mode) not in starts:
-            starts[(case.id, mode)] = todays_start(case.for_the_agent(), chat_format, {**agent_settings,
-                                                                                       "tool_calls": mode})
-        return stored if starts_alike(stored[0], starts[(case.id, mode)]) else None
+            starts[(case.id, mode)] = todays_start(case.for_the_agent(), chat_format, settings_now)
+        if not starts_alike(stored[0], starts[(case.id, mode)]):
+            return None
+        return stored if replays_alike(case.for_the_agent(), stored[0], chat_format, settings_now) else None
 
     def pending(engine, backend) -> list[MultiTurnCase]:
         return [case for case in cases if standing(engine, backend, case) is None]
