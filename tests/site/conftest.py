@@ -92,6 +92,54 @@ class HostPage:
         self.httpd.server_close()
 
 
+# --- what a visitor does on the site's page, or on a host page with the widget ----------------
+
+def model_radio(page):
+    return page.get_by_role("radio", name=MODEL, exact=False).first
+
+
+def load_model(page):
+    """On the site's page: load MODEL on WASM and wait until it is ready."""
+    model_radio(page).check()
+    page.get_by_role("combobox", name="Backend").select_option("wasm")
+    page.get_by_role("button", name="Load model").click()
+    page.locator("#load-progress[data-state='ready']").wait_for()
+
+
+def ask_and_get_an_answer(page):
+    """Greedy, first words of an answer, then Stop; no error shown."""
+    page.get_by_label("Temperature").fill("0")
+    box = page.get_by_role("textbox", name="Message to BotPsy")
+    box.fill("Hello there")
+    box.press("Enter")
+    page.wait_for_function("() => document.querySelector('.message.assistant:last-child .answer')?.textContent.length > 0")
+    page.get_by_role("button", name="Stop").click()
+    page.locator(".message.assistant[aria-busy='false']").last.wait_for()
+    assert page.locator(".message.assistant .notice.error").count() == 0
+
+
+def site_path(url, base):
+    """The URL's path below the site's base address (no query); None for a URL elsewhere."""
+    return url[len(base) + 1:].split("?")[0] if url.startswith(base + "/") else None
+
+
+def start_the_widget(page) -> None:
+    """On a HostPage: start the embedded assistant and wait until it takes a message."""
+    page.get_by_role("button", name="Start the assistant").click()
+    page.wait_for_function("() => !document.getElementById('assistant').shadowRoot.querySelector('textarea').disabled")
+
+
+def ask_the_widget_and_stop(page, text: str = "Hello there") -> None:
+    """Send a message, wait for the first words of the answer, press Stop, wait for the end."""
+    box = page.get_by_role("textbox", name="Message")
+    box.fill(text)
+    box.press("Enter")
+    page.wait_for_function("""() => document.getElementById('assistant').shadowRoot
+        .querySelector('.answer')?.textContent.length > 0""")
+    page.get_by_role("button", name="Stop").click()
+    page.locator("botpsy-chat .message.assistant[aria-busy='false']").wait_for()
+
+
 @pytest.fixture(scope="module")
 def site_port():
     return free_port()

@@ -7,8 +7,7 @@ import pytest
 
 from botpsy_web.site.build import file_headers
 
-from .conftest import RequestLog
-from .test_nginx_site import ask_and_get_an_answer, load_model
+from .conftest import RequestLog, ask_and_get_an_answer, load_model
 
 
 @pytest.fixture(scope="module")

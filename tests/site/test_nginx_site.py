@@ -9,36 +9,11 @@ import urllib.request
 
 import pytest
 
-from .conftest import MODEL, HostPage, RequestLog
+from .conftest import (MODEL, HostPage, RequestLog, ask_and_get_an_answer, ask_the_widget_and_stop, load_model,
+                       site_path, start_the_widget)
 
 from botpsy_web.app_page import wait_until_offline_ready
 from botpsy_web.site.build import file_headers
-
-
-def model_radio(page):
-    return page.get_by_role("radio", name=MODEL, exact=False).first
-
-
-def load_model(page):
-    model_radio(page).check()
-    page.get_by_role("combobox", name="Backend").select_option("wasm")
-    page.get_by_role("button", name="Load model").click()
-    page.locator("#load-progress[data-state='ready']").wait_for()
-
-
-def ask_and_get_an_answer(page):
-    page.get_by_label("Temperature").fill("0")
-    box = page.get_by_role("textbox", name="Message to BotPsy")
-    box.fill("Hello there")
-    box.press("Enter")
-    page.wait_for_function("() => document.querySelector('.message.assistant:last-child .answer')?.textContent.length > 0")
-    page.get_by_role("button", name="Stop").click()
-    page.locator(".message.assistant[aria-busy='false']").last.wait_for()
-    assert page.locator(".message.assistant .notice.error").count() == 0
-
-
-def site_path(url, base):
-    return url[len(base) + 1:].split("?")[0] if url.startswith(base + "/") else None
 
 
 @pytest.fixture(scope="module")
@@ -117,16 +92,9 @@ def test_the_widget_works_from_a_host_page_on_another_origin(browser, open_guard
         page.set_default_timeout(180_000)
         log = RequestLog(context, nginx_site)
         page.goto(f"{host.url}/")
-        page.get_by_role("button", name="Start the assistant").click()
-        page.wait_for_function("() => !document.getElementById('assistant').shadowRoot.querySelector('textarea').disabled")
+        start_the_widget(page)
         assert "WASM + 2 threads" in page.locator("botpsy-chat .badge").inner_text()
-        box = page.get_by_role("textbox", name="Message")
-        box.fill("Hello there")
-        box.press("Enter")
-        page.wait_for_function("""() => document.getElementById('assistant').shadowRoot
-            .querySelector('.answer')?.textContent.length > 0""")
-        page.get_by_role("button", name="Stop").click()
-        page.locator("botpsy-chat .message.assistant[aria-busy='false']").wait_for()
+        ask_the_widget_and_stop(page)
         # Its workers run in the site's own frame, under the site's policy.
         frame_response = [r for r in log.of_site() if r.url.startswith(f"{nginx_site}/web/widget/worker-frame.html")]
         assert frame_response and "frame-ancestors *" in frame_response[0].headers["content-security-policy"]

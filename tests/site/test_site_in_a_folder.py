@@ -14,8 +14,8 @@ from botpsy_web.app_page import wait_until_offline_ready
 from botpsy_web.serve import free_port
 from botpsy_web.site.build import SiteOptions, build_site, file_headers
 
-from .conftest import MODEL, HostPage, Nginx, PlainServer, RequestLog
-from .test_nginx_site import ask_and_get_an_answer, load_model, site_path
+from .conftest import (MODEL, HostPage, Nginx, PlainServer, RequestLog, ask_and_get_an_answer, ask_the_widget_and_stop,
+                       load_model, site_path, start_the_widget)
 
 FOLDER = "botpsy"
 
@@ -93,15 +93,8 @@ def test_the_widget_from_a_folder_starts_its_workers_in_the_folders_frame(browse
         page.set_default_timeout(180_000)
         log = RequestLog(context, nginx_folder_site)
         page.goto(f"{host.url}/")
-        page.get_by_role("button", name="Start the assistant").click()
-        page.wait_for_function("() => !document.getElementById('assistant').shadowRoot.querySelector('textarea').disabled")
-        box = page.get_by_role("textbox", name="Message")
-        box.fill("Hello there")
-        box.press("Enter")
-        page.wait_for_function("""() => document.getElementById('assistant').shadowRoot
-            .querySelector('.answer')?.textContent.length > 0""")
-        page.get_by_role("button", name="Stop").click()
-        page.locator("botpsy-chat .message.assistant[aria-busy='false']").wait_for()
+        start_the_widget(page)
+        ask_the_widget_and_stop(page)
         assert any(r.url.startswith(f"{nginx_folder_site}/web/widget/worker-frame.html") for r in log.of_site())
         workers = {worker.url for frame_page in context.pages for worker in frame_page.workers}
         assert f"{nginx_folder_site}/web/runtime/model-worker.js" in workers, workers

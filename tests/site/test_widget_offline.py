@@ -7,7 +7,7 @@ SCRIPTED model (tests/product/scripted-model-worker.js): the tiny real model nev
 import importlib.util
 from pathlib import Path
 
-from .conftest import MODEL, HostPage
+from .conftest import MODEL, HostPage, start_the_widget
 
 _PRODUCT_CONFTEST = Path(__file__).parent.parent / "product" / "conftest.py"
 _spec = importlib.util.spec_from_file_location("product_helpers_for_site_tests", _PRODUCT_CONFTEST)
@@ -32,8 +32,7 @@ def test_run_python_offline_on_another_site_says_why_it_cannot_start(browser, op
             product.xml_call("run_python", code="sum(range(101))"), "I could not run it."]}], exported_model(MODEL))
         page.set_default_timeout(180_000)
         page.goto(f"{host.url}/")
-        page.get_by_role("button", name="Start the assistant").click()
-        page.wait_for_function("() => !document.getElementById('assistant').shadowRoot.querySelector('textarea').disabled")
+        start_the_widget(page)
         context.set_offline(True)
         box = page.get_by_role("textbox", name="Message")
         box.fill("Please add up the numbers to 100")
