@@ -70,6 +70,8 @@ def main() -> int:
     parser.add_argument("--common", action="store_true", help="keep only the cases every column ran")
     args = parser.parse_args()
     runs = [run for path in args.outputs for run in read_runs(path)]
+    if not runs:
+        raise SystemExit("error: the files hold no records")
     multi_turn = {isinstance(run, MultiTurnRun) for run in runs}
     if len(multi_turn) != 1:
         raise SystemExit("error: the files mix single-turn and multi-turn records: make one table of each")
