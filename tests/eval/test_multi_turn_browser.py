@@ -131,3 +131,16 @@ def test_eval_runs_a_multi_turn_case_end_to_end_on_an_exported_folder(exported_m
     resumed = json.loads(again.stdout.strip().splitlines()[-1])["multi_turn"]
     assert resumed["reused_runs"] == 3 and records.read_text() == before
     assert resumed["accuracy"] == summary["accuracy"]
+
+    # --resume with one run missing: the browser opens for it alone and the other two are read back
+    # (judged before the browser opened: the judging replays their conversations under asyncio)
+    kept = [line for line in before.splitlines() if json.loads(line)["tool_calls"] != "constrained"]
+    records.write_text("".join(line + "\n" for line in kept))
+    third = subprocess.run(command + ["--resume"], capture_output=True, text=True, timeout=1800)
+    assert third.returncode == 0, third.stdout + third.stderr
+    resumed = json.loads(third.stdout.strip().splitlines()[-1])["multi_turn"]
+    assert resumed["reused_runs"] == 2 and resumed["accuracy"] == summary["accuracy"]
+    def verdicts(text):
+        return sorted((run["engine"], run["tool_calls"], run["case_id"], run["correct"], run["outputs_digest"])
+                      for run in map(json.loads, text.splitlines()))
+    assert verdicts(records.read_text()) == verdicts(before)

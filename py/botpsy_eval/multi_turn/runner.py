@@ -202,12 +202,17 @@ def run_multi_turn(settings: EvalSettings, records: RecordsFile, earlier: Earlie
             return None
         return stored if replays_alike(case.for_the_agent(), stored[0], chat_format, settings_now) else None
 
+    # Every stored run is judged now, before a browser opens: judging runs the agent under asyncio,
+    # which cannot start beside Playwright's sync API (it keeps a loop running in this thread).
+    standing_runs = {(engine, backend, case.id): standing(engine, backend, case)
+                     for engine, backend in settings.engines() for case in cases}
+
     def pending(engine, backend) -> list[MultiTurnCase]:
-        return [case for case in cases if standing(engine, backend, case) is None]
+        return [case for case in cases if standing_runs[(engine, backend, case.id)] is None]
 
     def run_engine(engine, backend, run_case) -> None:
         for case in sorted(cases, key=shared_prompt_order):
-            stored = standing(engine, backend, case)
+            stored = standing_runs[(engine, backend, case.id)]
             if stored is not None:
                 transcript, path = stored
             else:
