@@ -7,9 +7,9 @@ summary as one JSON line. Single-turn and multi-turn records alike (not mixed in
 
 Every column (engine, dtype, free/constrained) must hold the same cases (the same --categories,
 --limit and --seed), or pass --common to keep only the cases every column ran (a column that
-went further than another is cut to the shared sample). A case found twice in a column counts
-once, as its last line (a rerun). Seconds are the sum of the files' generation times (loads
-not included).
+went further than another is cut to the shared sample); --columns picks columns (to leave a
+partial one out). A case found twice in a column counts once, as its last line (a rerun).
+Seconds are the sum of the files' generation times (loads not included).
 """
 
 import argparse
@@ -68,8 +68,19 @@ def main() -> int:
     parser.add_argument("--max-tokens", type=int, default=None, help="the runs' --max-tokens, for the summary")
     parser.add_argument("--model", default=None, help="the model's name in the summary (default: from the first file name)")
     parser.add_argument("--common", action="store_true", help="keep only the cases every column ran")
+    parser.add_argument("--columns", default=None,
+                        help="comma-separated columns to show, named as their transcript folders "
+                             "(browser-q8-free, browser-fp32-constrained, pytorch-fp32-free; default: all)")
     args = parser.parse_args()
     runs = [run for path in args.outputs for run in read_runs(path)]
+    if args.columns:
+        wanted = [name.strip() for name in args.columns.split(",") if name.strip()]
+        present = {"-".join(column(run)) for run in runs}
+        unknown = [name for name in wanted if name not in present]
+        if unknown:
+            raise SystemExit(f"error: no records for column(s) {', '.join(unknown)}; "
+                             f"the files hold: {', '.join(sorted(present))}")
+        runs = [run for run in runs if "-".join(column(run)) in wanted]
     if not runs:
         raise SystemExit("error: the files hold no records")
     multi_turn = {isinstance(run, MultiTurnRun) for run in runs}

@@ -49,6 +49,14 @@ def test_multi_turn_columns_are_cut_to_the_cases_they_share_and_a_rerun_counts_o
     assert summary["seconds_per_engine"]["browser"]["q8"]["free"] == 15.0
     assert "multi_turn_base" in shared.stdout and "q8 free" in shared.stdout
 
+    picked = table(browser, torch, "--columns", "pytorch-fp32-free")
+    assert picked.returncode == 0, picked.stderr
+    assert json.loads(picked.stdout.splitlines()[-1])["cases"] == {"multi_turn_base": 3}
+    missing = table(browser, torch, "--columns", "browser-fp32-free")
+    assert missing.returncode != 0
+    assert ("no records for column(s) browser-fp32-free; the files hold: browser-q8-free, pytorch-fp32-free"
+            in missing.stderr)
+
 
 def test_single_turn_and_multi_turn_records_are_not_mixed_and_a_bad_line_is_named(tmp_path):
     torch = multi_turn_line("pytorch", "fp32", "free", "multi_turn_base_1", True)
