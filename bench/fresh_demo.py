@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 from botpsy_web import REPO_ROOT
+from botpsy_web.app_page import LAST_TURN_OVER, load_model, send
 from botpsy_web.bench import CHROMIUM_ARGS, CHROMIUM_PATH
 from botpsy_web.serve import free_port
 
@@ -105,21 +106,14 @@ def ask_first_question(url: str, model: str) -> dict:
         page.set_default_timeout(900_000)
         start = time.perf_counter()
         page.goto(url)
-        page.get_by_role("radio", name=model).first.check()
-        page.get_by_role("combobox", name="Backend").select_option("wasm")
-        page.get_by_role("combobox", name="Precision").select_option("q8")
-        page.get_by_role("button", name="Load model").click()
-        page.locator("#load-progress[data-state='ready']").wait_for()
+        load_model(page, model, dtype="q8", backend="wasm")
         loaded = time.perf_counter() - start
         page.get_by_label("Temperature").fill("0")
-        box = page.get_by_role("textbox", name="Message to BotPsy")
-        box.fill(QUESTION)
         asked = time.perf_counter()
-        box.press("Enter")
+        send(page, QUESTION)
         reply = page.locator(".message.assistant").last
         reply.wait_for()
-        page.wait_for_function("() => document.querySelector('.message.assistant:last-of-type')"
-                               "?.getAttribute('aria-busy') === 'false'")
+        page.wait_for_function(LAST_TURN_OVER)
         answered = time.perf_counter() - asked
         tools = reply.locator(".tool-card .tool-name").all_inner_texts()
         results = reply.locator(".tool-card .tool-result").all_inner_texts()

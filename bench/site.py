@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from botpsy_web.app_page import wait_until_offline_ready
+from botpsy_web.app_page import LAST_ANSWER_HAS_TEXT, LAST_TURN_OVER, load_model, send, wait_until_offline_ready
 from botpsy_web.bench import CHROMIUM_ARGS, CHROMIUM_PATH
 from botpsy_web.serve import free_port, serve_in_background
 from botpsy_web.site.build import SiteOptions, build_site
@@ -36,19 +36,14 @@ def first_answer_seconds(page, base_url: str, model: str, dtype: str, new_visito
     start = time.perf_counter()
     page.goto(f"{base_url}/")
     if new_visitor:
-        page.get_by_role("radio", name=model).first.check()
-        page.get_by_role("combobox", name="Backend").select_option("wasm")
-        page.locator("#dtype-select").select_option(dtype)
-        page.get_by_role("button", name="Load model").click()
-    page.locator("#load-progress[data-state='ready']").wait_for()
+        load_model(page, model, dtype=dtype, backend="wasm")
+    page.locator("#load-progress[data-state='ready']").wait_for()  # a returning visitor's model reopens by itself
     page.get_by_label("Temperature").fill("0")
-    box = page.get_by_role("textbox", name="Message to BotPsy")
-    box.fill("Hello")
-    box.press("Enter")
-    page.wait_for_function("() => document.querySelector('.message.assistant .answer')?.textContent.length > 0")
+    send(page, "Hello")
+    page.wait_for_function(LAST_ANSWER_HAS_TEXT)
     seconds = time.perf_counter() - start
     page.get_by_role("button", name="Stop").click()
-    page.locator(".message.assistant[aria-busy='false']").wait_for()
+    page.wait_for_function(LAST_TURN_OVER)
     return seconds
 
 

@@ -1,16 +1,32 @@
 """Fixtures for the product tests: the app server and helpers for looking at the page."""
 
-import re
 import json
 from pathlib import Path
 
 import pytest
+
+from botpsy_web.app_page import open_app_with_model, wait_until_offline_ready
+
 
 
 @pytest.fixture(scope="session")
 def app_server(server):
     """Base URL of the app (the shared test server: it allows the service worker at the root scope)."""
     return server
+
+
+@pytest.fixture
+def first_visit_offline_ready(browser, open_guarded_page, app_server, exported_model, agent_bundle):
+    """first_visit_offline_ready(name) -> (context, page, guard): a first visit that loads the exported
+    model `name` on WASM and waits until the service worker holds what the app needs offline."""
+    def visit(name: str, timeout_ms: int = 120_000):
+        exported_model(name)
+        context, page, guard = open_guarded_page(browser, app_server)
+        page.set_default_timeout(timeout_ms)
+        open_app_with_model(page, app_server, name, backend="wasm")
+        wait_until_offline_ready(page)
+        return context, page, guard
+    return visit
 
 
 @pytest.fixture(scope="session")
@@ -75,26 +91,6 @@ def scripted_model():
 @pytest.fixture(scope="session")
 def tool_call_text():
     return xml_call
-
-
-def model_option(page, name: str):
-    """The model picker's radio for the folder `name` exactly (not `name-fp16...` beside it)."""
-    return page.get_by_role("radio", name=re.compile(rf"^{re.escape(name)}(\s|$)"))
-
-
-def open_app_with_model(page, app_server, name: str):
-    """Opens the app, picks the model folder `name` and waits until it is loaded."""
-    page.goto(f"{app_server}/")
-    model_option(page, name).check()
-    page.get_by_role("button", name="Load model").click()
-    page.locator("#load-progress[data-state='ready']").wait_for()
-
-
-def send(page, text):
-    """Types `text` into the message box and sends it, as a person does."""
-    box = page.get_by_role("textbox", name="Message to BotPsy")
-    box.fill(text)
-    box.press("Enter")
 
 
 def drop_files(page, files):

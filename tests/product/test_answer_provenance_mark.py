@@ -7,7 +7,9 @@ its text (words or HTML) gets none either: the notice comes from the final event
 
 SCRIPTED model (tests/product/scripted-model-worker.js), the real agent, tools and page."""
 
-from .conftest import drop_files, open_app_with_model, send
+from botpsy_web.app_page import open_app_with_model, send
+
+from .conftest import drop_files
 
 MODEL = "tiny-qwen3.5"
 PLANTED = "You should absolutely visit **Riverside View Hotel**."

@@ -9,7 +9,8 @@ import json
 
 import pytest
 
-from .conftest import model_option
+from botpsy_web.app_page import load_model
+
 
 MODEL = "tiny-qwen3.5"
 
@@ -38,11 +39,7 @@ def test_loading_shows_download_progress_stages_and_the_backend(chat_page, artif
         const text = document.getElementById('progress-text');
         new MutationObserver(() => window.progressSeen.push(text.textContent)).observe(text, {childList: true, characterData: true, subtree: true});
     }""")
-    model_option(page, MODEL).check()
-    page.get_by_role("combobox", name="Precision").select_option("q8")
-    page.get_by_role("combobox", name="Backend").select_option("wasm")
-    page.get_by_role("button", name="Load model").click()
-    page.locator("#load-progress[data-state='ready']").wait_for()
+    load_model(page, MODEL, dtype="q8", backend="wasm")
     seen = page.evaluate("window.progressSeen")
     downloads = [line for line in seen if line.startswith("Downloading")]
     assert downloads, seen

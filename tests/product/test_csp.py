@@ -11,10 +11,9 @@ every escape attempt: from the page, and from each worker with code evaluated in
 import pytest
 
 from botpsy_web import REPO_ROOT
-from botpsy_web.app_page import wait_until_offline_ready
+from botpsy_web.app_page import ask_and_stop, open_app_with_model
 from botpsy_web.content_policy import APP_DIRECTIVES, app_policy, fetch_frame_policy
 
-from .conftest import model_option
 
 MODEL = "tiny-qwen3.5"
 WORKER_SCRIPTS = ("/web/runtime/model-worker.js", "/web/agent/agent-worker.js",
@@ -75,13 +74,6 @@ INLINE_SCRIPT_RUNS = """() => {
 }"""
 
 
-def load_real_model(page):
-    model_option(page, MODEL).check()
-    page.get_by_role("combobox", name="Backend").select_option("wasm")
-    page.get_by_role("button", name="Load model").click()
-    page.locator("#load-progress[data-state='ready']").wait_for()
-
-
 def scriptable_workers(page):
     """The model and agent workers. onnxruntime's thread workers wait inside WebAssembly
     (Atomics.wait) and never run evaluated code; their script's policy is checked instead."""
@@ -102,8 +94,7 @@ def app(browser, open_guarded_page, app_server, exported_model, agent_bundle):
     context.on("response", lambda response: responses.append(response))
     context.on("console", lambda message: violations.append(message.text)
                if "Content Security Policy" in message.text else None)
-    page.goto(f"{app_server}/")
-    load_real_model(page)
+    open_app_with_model(page, app_server, MODEL, backend="wasm")
     page.responses, page.violations, page.guard = responses, violations, guard
     yield page
     context.close()
@@ -113,14 +104,7 @@ def app(browser, open_guarded_page, app_server, exported_model, agent_bundle):
 def test_the_app_works_under_its_policy(app):
     page = app
     assert page.evaluate("crossOriginIsolated") and "threads" in page.locator("#backend-badge").inner_text()
-    page.get_by_label("Temperature").fill("0")
-    box = page.get_by_role("textbox", name="Message to BotPsy")
-    box.fill("Hello there")
-    box.press("Enter")
-    page.wait_for_function("() => document.querySelector('.message.assistant .answer')?.textContent.length > 0")
-    page.get_by_role("button", name="Stop").click()
-    page.locator(".message.assistant[aria-busy='false']").wait_for()
-    assert page.locator(".message.assistant .notice.error").count() == 0
+    ask_and_stop(page)
     assert page.violations == [], page.violations[:5]
     # An injected inline script is what an attacker would reach for first: it does not run.
     assert page.evaluate(INLINE_SCRIPT_RUNS) is False
@@ -166,14 +150,8 @@ def test_the_recording_server_does_get_requests_that_no_policy_stops(browser, op
     assert [hit["path"] for hit in recording_server.hits] == ["/control?x=1"]
 
 
-def test_service_worker_cached_responses_keep_the_policy(browser, open_guarded_page, app_server, exported_model,
-                                                        agent_bundle, recording_server):
-    exported_model(MODEL)
-    context, page, guard = open_guarded_page(browser, app_server)
-    page.set_default_timeout(180_000)
-    page.goto(f"{app_server}/")
-    load_real_model(page)
-    wait_until_offline_ready(page)
+def test_service_worker_cached_responses_keep_the_policy(first_visit_offline_ready, app_server, recording_server):
+    context, page, guard = first_visit_offline_ready(MODEL, timeout_ms=180_000)
 
     context.set_offline(True)
     responses = []

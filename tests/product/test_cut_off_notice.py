@@ -8,7 +8,8 @@ SCRIPTED model (tests/product/scripted-model-worker.js: it reports the stop reas
 names, as the runtime reports its own), the real agent and page. The runtime's own stop reasons
 are tested in tests/runtime (test_generation_control.py, test_context_window.py)."""
 
-from .conftest import open_app_with_model, send
+from botpsy_web.app_page import open_app_with_model, send
+
 
 MODEL = "tiny-qwen3.5"
 

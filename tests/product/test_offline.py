@@ -5,31 +5,15 @@ cache on the next visit and leaves the stored model alone."""
 
 import re
 
-import pytest
-
 from botpsy_web import REPO_ROOT
-from botpsy_web.app_page import wait_until_offline_ready
+from botpsy_web.app_page import ask_and_stop, open_app_with_model, send, wait_until_offline_ready
 
-from .conftest import model_option, send
 
 MODEL = "tiny-qwen3.5"
 
 
-def load_model(page, name=MODEL):
-    model_option(page, name).check()
-    page.get_by_role("combobox", name="Backend").select_option("wasm")
-    page.get_by_role("button", name="Load model").click()
-    page.locator("#load-progress[data-state='ready']").wait_for()
-
-
-def test_reload_offline_gives_a_working_assistant_with_the_cached_model(
-        browser, open_guarded_page, app_server, exported_model, agent_bundle, artifacts_dir):
-    exported_model(MODEL)
-    context, page, guard = open_guarded_page(browser, app_server)
-    page.set_default_timeout(120_000)
-    page.goto(f"{app_server}/")
-    load_model(page)
-    wait_until_offline_ready(page)
+def test_reload_offline_gives_a_working_assistant_with_the_cached_model(first_visit_offline_ready, artifacts_dir):
+    context, page, guard = first_visit_offline_ready(MODEL)
 
     context.set_offline(True)
     page.reload()
@@ -38,12 +22,7 @@ def test_reload_offline_gives_a_working_assistant_with_the_cached_model(
     assert page.evaluate("crossOriginIsolated"), "the service worker must keep COOP/COEP on what it serves"
     assert "threads" in page.locator("#backend-badge").inner_text()
     assert page.get_by_role("status").filter(has_text="Offline").is_visible()
-    page.get_by_label("Temperature").fill("0")
-    send(page, "Are you there?")
-    page.wait_for_function("() => document.querySelector('.message.assistant .answer')?.textContent.length > 0")
-    page.get_by_role("button", name="Stop").click()
-    page.locator(".message.assistant[aria-busy='false']").wait_for()
-    assert page.locator(".message.assistant .notice.error").count() == 0
+    ask_and_stop(page, "Are you there?")
     page.screenshot(path=artifacts_dir / "product-offline-reload.png")
     context.close()
     guard.assert_clean()
@@ -62,8 +41,7 @@ def test_saved_notes_are_there_after_an_offline_reload(
             tool_call_text("notes_search", query="locker"), "Your locker code is in your notes."]},
     ], folder)
     page.set_default_timeout(120_000)
-    page.goto(f"{app_server}/")
-    load_model(page)
+    open_app_with_model(page, app_server, MODEL, backend="wasm")
     send(page, "Please note my locker code: 4711")
     page.get_by_role("dialog", name="Allow “notes_create”?").get_by_role("button", name="Approve").click()
     page.get_by_text("Noted.").wait_for()
@@ -81,14 +59,8 @@ def test_saved_notes_are_there_after_an_offline_reload(
     guard.assert_clean()
 
 
-def test_a_new_app_version_replaces_the_app_cache_and_keeps_the_model(
-        browser, open_guarded_page, app_server, exported_model, agent_bundle, tmp_path):
-    exported_model(MODEL)
-    context, page, guard = open_guarded_page(browser, app_server)
-    page.set_default_timeout(120_000)
-    page.goto(f"{app_server}/")
-    load_model(page)
-    wait_until_offline_ready(page)
+def test_a_new_app_version_replaces_the_app_cache_and_keeps_the_model(first_visit_offline_ready):
+    context, page, guard = first_visit_offline_ready(MODEL)
     before = page.evaluate("caches.keys()")
     [old_app_cache] = [name for name in before if name.startswith("botpsy-app-")]
     assert any(name.startswith("botpsy-models") for name in before)

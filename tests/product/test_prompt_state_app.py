@@ -2,7 +2,8 @@
 (system prompt + the default tools), the Storage panel shows it, and the next page load, even
 offline, restores it instead of prefilling those tokens again, then answers."""
 
-from .test_offline import load_model, send, wait_until_offline_ready
+from botpsy_web.app_page import open_app_with_model, send, wait_until_offline_ready
+
 
 MODEL = "tiny-qwen3.5"
 
@@ -14,8 +15,7 @@ def test_a_reload_offline_restores_the_stored_prompt_state_and_answers(
     exported_model(MODEL)
     context, page, guard = open_guarded_page(browser, app_server)
     page.set_default_timeout(180_000)
-    page.goto(f"{app_server}/")
-    load_model(page)
+    open_app_with_model(page, app_server, MODEL, backend="wasm")
     page.wait_for_function("() => window.botpsy.session.lastWarmUp?.promptState?.storedBytes > 0")
     first = page.evaluate(LAST_WARM_UP)
     assert first["promptState"]["restoredTokens"] == 0

@@ -3,7 +3,9 @@ file says so on its tool card, and when the note is read back later, its result 
 stored data that came from that file. SCRIPTED model (see test_tool_episode.py); the real
 agent, tools and IndexedDB."""
 
-from .conftest import drop_files, open_app_with_model, send
+from botpsy_web.app_page import open_app_with_model, send
+
+from .conftest import drop_files
 
 MODEL = "tiny-qwen3.5"
 

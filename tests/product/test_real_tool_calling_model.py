@@ -11,19 +11,15 @@ import re
 
 import pytest
 
-from .conftest import model_option
+from botpsy_web.app_page import open_app_with_model
+
 
 
 @pytest.fixture(scope="module")
 def chat_page(browser, open_guarded_page, app_server, qwen_coder_folder, agent_bundle, artifacts_dir):
     context, page, guard = open_guarded_page(browser, app_server, viewport={"width": 1280, "height": 900})
     page.set_default_timeout(600_000)  # a 0.5B model on two cores of WASM
-    page.goto(f"{app_server}/")
-    model_option(page, qwen_coder_folder.name).check()
-    page.get_by_role("combobox", name="Precision").select_option("q8")
-    page.get_by_role("combobox", name="Backend").select_option("wasm")
-    page.get_by_role("button", name="Load model").click()
-    page.locator("#load-progress[data-state='ready']").wait_for()
+    open_app_with_model(page, app_server, qwen_coder_folder.name, dtype="q8", backend="wasm")
     page.get_by_label("Temperature").fill("0")  # greedy: the same answer on every run
     yield page
     page.screenshot(path=artifacts_dir / "product-real-model-final.png")

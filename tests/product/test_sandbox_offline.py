@@ -5,7 +5,10 @@ under the app's own policy, and the program's output reaches the chat. SCRIPTED 
 
 import json
 
-from .test_offline import MODEL, load_model, send, wait_until_offline_ready
+from botpsy_web.app_page import open_app_with_model, send, wait_until_offline_ready
+
+
+MODEL = "tiny-qwen3.5"
 
 CODE = "import statistics\nprint(statistics.mean([1, 2, 3, 4]))\nsum(range(101))"
 
@@ -17,8 +20,7 @@ def test_run_python_starts_on_a_page_opened_offline(browser, open_guarded_page, 
     scripted_model(context, [{"match": "add up", "outputs": [
         tool_call_text("run_python", code=CODE), "The sum is 5050."]}], folder)
     page.set_default_timeout(180_000)
-    page.goto(f"{app_server}/")
-    load_model(page)
+    open_app_with_model(page, app_server, MODEL, backend="wasm")
     wait_until_offline_ready(page)
     page.close()
 

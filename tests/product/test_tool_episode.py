@@ -11,7 +11,9 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import drop_files, model_option, send
+from botpsy_web.app_page import open_app_with_model, send
+
+from .conftest import drop_files
 
 MODEL = "tiny-qwen3.5"  # its folder gives the real chat template and tool-call format
 # Turned around by U+202E ("pay to moc.emca" reads as "pay to acme.com"), a zero-width space
@@ -51,10 +53,7 @@ def episode_page(browser, open_guarded_page, app_server, exported_model, agent_b
         ]},
     ])
     page.set_default_timeout(120_000)
-    page.goto(f"{app_server}/")
-    model_option(page, MODEL).check()
-    page.get_by_role("button", name="Load model").click()
-    page.locator("#load-progress[data-state='ready']").wait_for()
+    open_app_with_model(page, app_server, MODEL)
     yield page
     context.close()
     guard.assert_clean()

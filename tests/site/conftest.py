@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from botpsy_web.site.build import SiteOptions, build_site
+from botpsy_web import app_page
 from botpsy_web.serve import free_port
+from botpsy_web.site.build import SiteOptions, build_site
 from botpsy_web.site.local_nginx import LocalNginx, site_folder, wait_until_listening
 
 MODEL = "tiny-qwen3.5"
@@ -94,28 +95,9 @@ class HostPage:
 
 # --- what a visitor does on the site's page, or on a host page with the widget ----------------
 
-def model_radio(page):
-    return page.get_by_role("radio", name=MODEL, exact=False).first
-
-
 def load_model(page):
     """On the site's page: load MODEL on WASM and wait until it is ready."""
-    model_radio(page).check()
-    page.get_by_role("combobox", name="Backend").select_option("wasm")
-    page.get_by_role("button", name="Load model").click()
-    page.locator("#load-progress[data-state='ready']").wait_for()
-
-
-def ask_and_get_an_answer(page):
-    """Greedy, first words of an answer, then Stop; no error shown."""
-    page.get_by_label("Temperature").fill("0")
-    box = page.get_by_role("textbox", name="Message to BotPsy")
-    box.fill("Hello there")
-    box.press("Enter")
-    page.wait_for_function("() => document.querySelector('.message.assistant:last-child .answer')?.textContent.length > 0")
-    page.get_by_role("button", name="Stop").click()
-    page.locator(".message.assistant[aria-busy='false']").last.wait_for()
-    assert page.locator(".message.assistant .notice.error").count() == 0
+    app_page.load_model(page, MODEL, backend="wasm")
 
 
 def site_path(url, base):

@@ -5,9 +5,10 @@ policy, so the page is cross-origin isolated, runs two threads and carries the t
 
 import pytest
 
+from botpsy_web.app_page import ask_and_stop
 from botpsy_web.site.build import file_headers
 
-from .conftest import RequestLog, ask_and_get_an_answer, load_model
+from .conftest import RequestLog, load_model
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +29,7 @@ def test_the_first_load_answers_on_one_thread_and_says_why(visitor, plain_site, 
     assert page.evaluate("crossOriginIsolated") is False
     assert "WASM · 1 thread" in page.locator("#backend-badge").inner_text()
     assert "Not cross-origin isolated" in page.locator("#progress-text").inner_text()
-    ask_and_get_an_answer(page)
+    ask_and_stop(page)
     # The page waits (up to 8 s) for the service worker before it starts the model: workers
     # started under it get the policy even on this first load; the page itself has none.
     for response in log.of_site():
@@ -51,7 +52,7 @@ def test_from_the_second_load_the_service_worker_isolates_and_confines_the_page(
     assert "Not cross-origin isolated" not in page.locator("#progress-text").inner_text()
     workers = [worker.url for worker in page.workers]
     assert f"{plain_site}/web/runtime/model-worker.js" in workers
-    ask_and_get_an_answer(page)
+    ask_and_stop(page)
     worker_scripts = [response for response in log.of_site()
                       if response.url == f"{plain_site}/web/runtime/model-worker.js" and response.from_service_worker]
     assert worker_scripts and worker_scripts[-1].headers["content-security-policy"] == \

@@ -4,11 +4,11 @@ and answers; that origin, and no other, joins the app's connect-src."""
 
 import pytest
 
+from botpsy_web.app_page import ask_and_stop
 from botpsy_web.serve import serve_in_background
 from botpsy_web.site.build import SiteOptions, build_site, file_headers
 
-from .conftest import MODEL, Nginx, RequestLog, free_port
-from .test_nginx_site import ask_and_get_an_answer, load_model
+from .conftest import MODEL, Nginx, RequestLog, free_port, load_model
 
 FETCH_FROM_PAGE = "async (url) => { try { return (await fetch(url)).status; } catch (error) { return 'blocked'; } }"
 
@@ -43,7 +43,7 @@ def test_the_model_comes_from_the_named_origin_which_alone_joins_connect_src(
     page.goto(f"{site_url}/")
     load_model(page)
     assert page.evaluate("crossOriginIsolated")
-    ask_and_get_an_answer(page)
+    ask_and_stop(page)
     assert any(url.endswith("/onnx/model_quantized.onnx_data") for url in bucket_requests), bucket_requests[:5]
     assert not any("/models/" in response.url and "index.json" not in response.url for response in log.of_site())
     # The page may reach the model origin, and still nothing else.

@@ -9,11 +9,11 @@ import urllib.request
 
 import pytest
 
-from .conftest import (MODEL, HostPage, RequestLog, ask_and_get_an_answer, ask_the_widget_and_stop, load_model,
-                       site_path, start_the_widget)
-
-from botpsy_web.app_page import wait_until_offline_ready
+from botpsy_web.app_page import ask_and_stop, wait_until_offline_ready
 from botpsy_web.site.build import file_headers
+
+from .conftest import (MODEL, HostPage, RequestLog, ask_the_widget_and_stop, load_model,
+                       site_path, start_the_widget)
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +33,7 @@ def test_the_page_loads_the_model_and_answers_on_two_wasm_threads(visit):
     context, page, log = visit
     assert page.evaluate("crossOriginIsolated")
     assert "WASM + 2 threads" in page.locator("#backend-badge").inner_text()
-    ask_and_get_an_answer(page)
+    ask_and_stop(page)
     log.assert_nothing_missing()
 
 
@@ -71,7 +71,7 @@ def test_the_service_worker_serves_the_site_offline_after_one_visit(visit):
     page.locator("#load-progress[data-state='ready']").wait_for()   # the last model, from storage
     assert page.evaluate("navigator.onLine") is False
     assert page.evaluate("crossOriginIsolated")
-    ask_and_get_an_answer(page)
+    ask_and_stop(page)
     context.set_offline(False)
 
 

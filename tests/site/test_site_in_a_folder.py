@@ -10,11 +10,11 @@ import os
 
 import pytest
 
-from botpsy_web.app_page import wait_until_offline_ready
+from botpsy_web.app_page import ask_and_stop, wait_until_offline_ready
 from botpsy_web.serve import free_port
 from botpsy_web.site.build import SiteOptions, build_site, file_headers
 
-from .conftest import (MODEL, HostPage, Nginx, PlainServer, RequestLog, ask_and_get_an_answer, ask_the_widget_and_stop,
+from .conftest import (MODEL, HostPage, Nginx, PlainServer, RequestLog, ask_the_widget_and_stop,
                        load_model, site_path, start_the_widget)
 
 FOLDER = "botpsy"
@@ -47,7 +47,7 @@ def test_behind_nginx_in_a_folder_the_page_answers_confined_and_offline(browser,
     load_model(page)
     assert page.evaluate("crossOriginIsolated")
     assert "WASM + 2 threads" in page.locator("#backend-badge").inner_text()
-    ask_and_get_an_answer(page)
+    ask_and_stop(page)
     log.assert_nothing_missing()
     # Nothing was asked of the origin outside the folder.
     origin = nginx_folder_site.removesuffix(f"/{FOLDER}")
@@ -70,7 +70,7 @@ def test_behind_nginx_in_a_folder_the_page_answers_confined_and_offline(browser,
     offline.goto(f"{nginx_folder_site}/")
     offline.locator("#load-progress[data-state='ready']").wait_for()   # the last model, from storage
     assert offline.evaluate("navigator.onLine") is False and offline.evaluate("crossOriginIsolated")
-    ask_and_get_an_answer(offline)
+    ask_and_stop(offline)
     context.set_offline(False)
     context.close()
     guard.assert_clean()
@@ -127,7 +127,7 @@ def test_from_a_server_without_headers_the_folders_service_worker_isolates_the_p
         page.locator("#load-progress[data-state='ready']").wait_for()
         assert page.evaluate("crossOriginIsolated") is True
         assert "WASM + 2 threads" in page.locator("#backend-badge").inner_text()
-        ask_and_get_an_answer(page)
+        ask_and_stop(page)
         log.assert_nothing_missing()
         context.close()
         guard.assert_clean()

@@ -4,15 +4,8 @@ the BotPsy host by URL, and a sandboxed frame's loads never come from a service 
 the model gets that reason at once instead of a silent failure; the rest of the turn goes on.
 SCRIPTED model (tests/product/scripted-model-worker.js): the tiny real model never calls tools."""
 
-import importlib.util
-from pathlib import Path
-
+from ..product.conftest import route_scripted_model, xml_call
 from .conftest import MODEL, HostPage, start_the_widget
-
-_PRODUCT_CONFTEST = Path(__file__).parent.parent / "product" / "conftest.py"
-_spec = importlib.util.spec_from_file_location("product_helpers_for_site_tests", _PRODUCT_CONFTEST)
-product = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(product)
 
 HOST_PAGE = """<!doctype html>
 <meta charset="utf-8">
@@ -28,8 +21,8 @@ def test_run_python_offline_on_another_site_says_why_it_cannot_start(browser, op
     try:
         context, page, guard = open_guarded_page(browser, host.url)
         guard.allow(nginx_site)
-        product.route_scripted_model(context, [{"match": "add up", "outputs": [
-            product.xml_call("run_python", code="sum(range(101))"), "I could not run it."]}], exported_model(MODEL))
+        route_scripted_model(context, [{"match": "add up", "outputs": [
+            xml_call("run_python", code="sum(range(101))"), "I could not run it."]}], exported_model(MODEL))
         page.set_default_timeout(180_000)
         page.goto(f"{host.url}/")
         start_the_widget(page)
