@@ -138,7 +138,6 @@ def run(args) -> int:
             outputs)
     finally:
         progress.close()
-        outputs_file.close()
     if exit_code:
         return exit_code
     if earlier.stale:

@@ -5,6 +5,7 @@ concatenate, so a long eval's file stays compressed while it grows."""
 from __future__ import annotations
 
 import gzip
+import json
 import zlib
 from pathlib import Path
 from typing import IO
@@ -26,6 +27,26 @@ def open_for_lines(path: Path, append: bool) -> IO[str]:
     if is_compressed(path):
         return gzip.open(path, "at" if append else "wt", encoding="utf-8")
     return path.open("a" if append else "w", encoding="utf-8")
+
+
+class RunLines:
+    """A long run's JSON-lines file, one line per case run as it ends. Each line is appended by
+    path (opened, written, closed), so a file replaced while the run goes on (a `git stash` or
+    checkout, an editor's save) receives the later lines, not a deleted copy the run still held
+    open. With append, a half-written last line (a run killed mid-write) is dropped first;
+    without, the file starts empty."""
+
+    def __init__(self, path: Path, append: bool = False):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if append and self.path.exists():
+            drop_partial_last_line(self.path)
+        else:
+            open_for_lines(self.path, append).close()
+
+    def append(self, entry: dict) -> None:
+        with open_for_lines(self.path, append=True) as file:
+            file.write(json.dumps(entry, ensure_ascii=False) + "\n")
 
 
 def drop_partial_last_line(path: Path) -> None:

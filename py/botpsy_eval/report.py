@@ -32,13 +32,12 @@ the prompt, what the model wrote, the calls read from it, the verdict and why.
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections import Counter
 from pathlib import Path
 
 from .columns import ColumnTable, accuracy, cases_per_category, group_by_column, lookup, nested, run_settings
-from .jsonl_files import drop_partial_last_line, open_for_lines
+from .jsonl_files import RunLines
 from .runner import CaseRun, EvalResults
 
 NOT_THE_BFCL_SCORE = ("Single-turn AST accuracy (BFCL v4 data); not BFCL v4's overall score, "
@@ -163,24 +162,16 @@ def _agreement_rows(summary: dict, table: ColumnTable) -> list[str]:
 
 class OutputsFile:
     """The per-case outputs, one JSON line per case run, written as each run ends (a long
-    run that stops early keeps what it did). With append, new runs go after the file's own
-    (a half-written last line, left by a run killed mid-write, is dropped first); runs read
-    back from it are not written twice."""
+    run that stops early keeps what it did; jsonl_files.RunLines says how). With append, new
+    runs go after the file's own; runs read back from it are not written twice."""
 
     def __init__(self, path: Path, append: bool = False):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        if append and self.path.exists():
-            drop_partial_last_line(self.path)
-        self._file = open_for_lines(self.path, append)
+        self.lines = RunLines(path, append)
+        self.path = self.lines.path
 
     def write(self, run: CaseRun) -> None:
         if run.reused:
             return
         entry = run.as_json()
         del entry["reused"]
-        self._file.write(json.dumps(entry, ensure_ascii=False) + "\n")
-        self._file.flush()
-
-    def close(self) -> None:
-        self._file.close()
+        self.lines.append(entry)

@@ -68,7 +68,6 @@ def test_the_outputs_file_holds_one_json_line_per_case_run(tmp_path):
     outputs = OutputsFile(tmp_path / "deep" / "runs.jsonl")
     for run in results().runs:
         outputs.write(run)
-    outputs.close()
     lines = [json.loads(line) for line in (tmp_path / "deep" / "runs.jsonl").read_text().splitlines()]
     assert len(lines) == 9 and lines[1]["unparsed"] == [{"raw": "{", "error": "x", "opening": "fenced_json"}]
     assert lines[0]["prompt"] == "prompt" and lines[0]["calls"] == [call("bare_json")]

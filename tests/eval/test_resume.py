@@ -47,7 +47,6 @@ def first_run(tmp_path, rendered, failing=()):
     outputs = OutputsFile(path)
     runs = run_cases(CountingModel({items[i].prompt for i in failing}), ENGINE, items, chat_format, 64,
                      outputs.write, **WHERE)
-    outputs.close()
     return path, runs
 
 
@@ -58,7 +57,6 @@ def test_stored_runs_are_read_back_and_scored_instead_of_generated(tmp_path, ren
     earlier = EarlierRuns.read(path)
     outputs = OutputsFile(path, append=True)
     again = run_cases(model, ENGINE, items, chat_format, 64, outputs.write, earlier=earlier, **WHERE)
-    outputs.close()
 
     assert model.prompts == [items[1].prompt]  # only the failed case is generated again
     assert [run.reused for run in again] == [True, False, True, True] and earlier.stale == 1
@@ -109,7 +107,6 @@ def test_a_constrained_run_stands_in_only_for_the_same_constraint(tmp_path, rend
     path = tmp_path / "runs.jsonl"
     outputs = OutputsFile(path)
     run_cases(CountingModel(), constrained, items, chat_format, 64, outputs.write, **WHERE)
-    outputs.close()
 
     def generated(items=items, path=path):
         model = CountingModel()
@@ -142,7 +139,6 @@ def test_a_run_cut_at_its_cap_stands_in_only_for_that_cap(tmp_path, rendered):
 
     outputs = OutputsFile(path)
     run_cases(CutModel(), ENGINE, items[:1], chat_format, 8, outputs.write, **WHERE)
-    outputs.close()
     for max_tokens, expected in ((8, 0), (9, 1), (7, 1)):
         model = CutModel()
         run_cases(model, ENGINE, items[:1], chat_format, max_tokens, earlier=EarlierRuns.read(path), **WHERE)
@@ -163,7 +159,7 @@ def test_a_half_written_last_line_is_dropped_and_a_foreign_file_is_named(tmp_pat
     whole = path.read_text()
     path.write_text(whole + '{"engine": "browser", "dtype": "q')  # killed mid-write
     assert len(EarlierRuns.read(path).runs) == 4
-    OutputsFile(path, append=True).close()
+    OutputsFile(path, append=True)
     assert path.read_text() == whole
 
     assert EarlierRuns.read(tmp_path / "none-yet.jsonl").runs == {}  # nothing to resume: a fresh run
@@ -199,7 +195,6 @@ def test_a_compressed_outputs_file_grows_and_is_read_back_like_a_plain_one(tmp_p
     path = tmp_path / "runs.jsonl.gz"
     outputs = OutputsFile(path)
     first = run_cases(CountingModel(), ENGINE, items[:2], chat_format, 64, outputs.write, **WHERE)
-    outputs.close()
     assert path.read_bytes()[:2] == b"\x1f\x8b"  # really gzip
 
     earlier = EarlierRuns.read(path)
@@ -207,7 +202,6 @@ def test_a_compressed_outputs_file_grows_and_is_read_back_like_a_plain_one(tmp_p
     model = CountingModel()
     outputs = OutputsFile(path, append=True)
     again = run_cases(model, ENGINE, items, chat_format, 64, outputs.write, earlier=earlier, **WHERE)
-    outputs.close()
     assert len(model.prompts) == len(items) - 2           # only the new cases generated
     assert [(run.correct, run.reused) for run in again[:2]] == [(run.correct, True) for run in first]
     assert len(EarlierRuns.read(path).runs) == len(items)  # the appended member is read too
@@ -221,7 +215,7 @@ def test_a_compressed_file_cut_mid_write_keeps_every_whole_line(tmp_path, render
     packed.write_bytes(data[: len(data) - 40])   # the last member cut short: no trailer, part of a line lost
     runs = EarlierRuns.read(packed).runs
     assert 0 < len(runs) <= 4
-    OutputsFile(packed, append=True).close()     # drops the half line before appending
+    OutputsFile(packed, append=True)             # drops the half line before appending
     assert gzip.decompress(packed.read_bytes()).endswith(b"\n")
 
 
@@ -232,8 +226,35 @@ def test_runs_appended_after_a_killed_writer_are_all_read_back(tmp_path):
     killed = open_for_lines(path, append=False)
     killed.write('{"first": 1}\n{"half": ')
     killed.flush()                              # never closed: its gzip member has no end
-    OutputsFile(path, append=True).close()      # a --resume run rewrites the file whole first
+    OutputsFile(path, append=True)              # a --resume run rewrites the file whole first
     appended = open_for_lines(path, append=True)
     appended.write('{"later": 2}\n')
     appended.close()
     assert read_text(path) == '{"first": 1}\n{"later": 2}\n'
+
+
+@pytest.mark.parametrize("name", ["runs.jsonl", "runs.jsonl.gz"])
+def test_a_file_replaced_under_a_running_eval_gets_the_later_runs(tmp_path, name):
+    """A `git stash` (or checkout, or an editor's save) replaces the file while a long eval runs:
+    the runs that end afterwards go to the file at the path, not to the replaced copy."""
+    from botpsy_eval.jsonl_files import RunLines, read_text
+
+    path = tmp_path / name
+    lines = RunLines(path)
+    lines.append({"case": 1})
+    replacement = tmp_path / "replacement"
+    replacement.write_bytes(path.read_bytes())
+    replacement.replace(path)                    # a new file (inode) at the same path
+    lines.append({"case": 2})
+    assert read_text(path) == '{"case": 1}\n{"case": 2}\n'
+
+
+def test_multi_turn_records_resume_after_a_half_written_line(tmp_path):
+    from botpsy_eval.multi_turn.runner import RecordsFile
+
+    path = tmp_path / "records.jsonl"
+    path.write_text('{"case_id": "a"}\n{"case_id": "b", "corr')   # killed mid-write
+    records = RecordsFile(path, append=True)
+    records.lines.append({"case_id": "c"})
+    assert path.read_text() == '{"case_id": "a"}\n{"case_id": "c"}\n'
+    assert records.transcripts == tmp_path / "records-transcripts"

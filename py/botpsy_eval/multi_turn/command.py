@@ -67,12 +67,9 @@ def run_multi_turn_eval(args) -> int:
             print(f"      {progress['case_id']} turn {progress['turn']} step {progress['step']}: "
                   f"{progress['output_chars']} characters in {progress['seconds']:.1f} s", file=sys.stderr, flush=True)
 
-    try:
-        results, exit_code = run_until_stopped(
-            lambda: run_multi_turn(settings, records, earlier, on_run=on_run, on_stage=on_stage, on_step=on_step),
-            outputs)
-    finally:
-        records.close()
+    results, exit_code = run_until_stopped(
+        lambda: run_multi_turn(settings, records, earlier, on_run=on_run, on_stage=on_stage, on_step=on_step),
+        outputs)
     if exit_code:
         return exit_code
     summary = summarize(results, outputs, records.transcripts)

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Callable
 
+from ..jsonl_files import RunLines
 from ..resume import weights_identity
 from ..settings import EvalSettings
 from .checker import score_transcript
@@ -121,13 +122,13 @@ class EarlierMultiTurnRuns:
 
 
 class RecordsFile:
-    """The records (one JSON line per case run, written as each ends) and the transcripts beside."""
+    """The records (one JSON line per case run, written as each ends: jsonl_files.RunLines) and
+    the transcripts beside."""
 
     def __init__(self, path: Path, append: bool):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.lines = RunLines(path, append)
+        self.path = self.lines.path
         self.transcripts = self.path.with_name(self.path.stem + "-transcripts")
-        self._file = self.path.open("a" if append else "w", encoding="utf-8")
 
     def transcript_path(self, engine: tuple[str, str, str], case_id: str) -> Path:
         return self.transcripts / "-".join(engine) / f"{case_id}.json"
@@ -141,11 +142,7 @@ class RecordsFile:
             return
         entry = asdict(run)
         del entry["reused"]
-        self._file.write(json.dumps(entry, ensure_ascii=False) + "\n")
-        self._file.flush()
-
-    def close(self) -> None:
-        self._file.close()
+        self.lines.append(entry)
 
 
 class _TorchAgentModel:
