@@ -8,7 +8,6 @@ import pytest
 from botpsy_web.app_page import open_app_with_model, wait_until_offline_ready
 
 
-
 @pytest.fixture(scope="session")
 def app_server(server):
     """Base URL of the app (the shared test server: it allows the service worker at the root scope)."""

@@ -4,7 +4,6 @@ offline, restores it instead of prefilling those tokens again, then answers."""
 
 from botpsy_web.app_page import open_app_with_model, send, wait_until_offline_ready
 
-
 MODEL = "tiny-qwen3.5"
 
 LAST_WARM_UP = "() => window.botpsy.session.lastWarmUp ?? null"

@@ -7,7 +7,6 @@ import json
 
 from botpsy_web.app_page import open_app_with_model, send, wait_until_offline_ready
 
-
 MODEL = "tiny-qwen3.5"
 
 CODE = "import statistics\nprint(statistics.mean([1, 2, 3, 4]))\nsum(range(101))"
