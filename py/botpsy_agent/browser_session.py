@@ -12,7 +12,7 @@ import json
 import pkgutil
 from typing import Any
 
-from . import bridge, tools as builtin_tools_package
+from . import bridge, outside_calls, tools as builtin_tools_package
 from .agent import Agent, AgentOptions
 from .chat_format import ChatFormat
 from .grammar import TOOL_CALL_MODES
@@ -86,6 +86,27 @@ class AgentSession:
     def register_host_tool(self, spec_json: str) -> None:
         spec = json.loads(spec_json)
         self.agent.add_tool(bridge.host_tool(self.host, spec), pre_approved=not spec.get("confirm", True))
+
+    def unregister_host_tool(self, name: str) -> None:
+        """Forget a host tool (a page's WebMCP tool that went away); the built-in tools stay."""
+        tool = self.agent.tools.get(name)
+        if tool is None or tool.hints is not None:
+            raise ValueError(f"unregisterTool: {name!r} is not a host tool")
+        del self.agent.tools[name]
+        self.agent.pre_approved.discard(name)
+        self.agent.off_by_default.discard(name)
+
+    def offered_tools(self) -> str:
+        """The tools an outside agent (WebMCP) is offered, as JSON (outside_calls.offered_tools)."""
+        return json.dumps(outside_calls.offered_tools(self.agent))
+
+    async def call_for_outside_agent(self, call_id: str, name: str, arguments_json: str) -> str:
+        """One call from an outside agent through the same checks as the model's; {ok, result} as JSON."""
+        try:
+            arguments = json.loads(arguments_json)
+        except ValueError:
+            arguments = arguments_json  # reported as not an object, by the argument check
+        return json.dumps(await outside_calls.run_outside_call(self.agent, call_id, name, arguments, self._emit))
 
     async def add_user_files(self, files_json: str) -> None:
         """Files the user gave the page: text files are stored (IndexedDB in the browser), so
