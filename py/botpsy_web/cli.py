@@ -19,6 +19,7 @@ COMMAND_MODULES = [
     "botpsy_web.site.command",
     "botpsy_eval.command",
     "botpsy_agentdojo.command",
+    "botpsy_tasks.command",
 ]
 
 

@@ -104,6 +104,12 @@ const handlers = {
     const inWorker = (await loadAgentPython()).pyimport("botpsy_eval.multi_turn.in_worker");
     return JSON.parse(await inWorker.run_case(requireSession(), caseJson, settingsJson));
   },
+  // `botpsy-web tasks`: one task (docs/tasks.md) on a copy of this session's agent, with a fresh
+  // store of its own in this worker's IndexedDB. Only the tasks' bundle (agent-tasks-py.zip) carries it.
+  async evalTask({taskJson, optionsJson}) {
+    const inWorker = (await loadAgentPython()).pyimport("botpsy_tasks.in_worker");
+    return JSON.parse(await inWorker.run_task(requireSession(), taskJson, optionsJson));
+  },
 };
 
 page = new RpcChannel(self, handlers);
