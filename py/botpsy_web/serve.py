@@ -27,6 +27,7 @@ from urllib.parse import unquote, urlsplit
 
 from botpsy_web import REPO_ROOT
 from botpsy_web.content_policy import BadPolicyRequest
+from botpsy_web.model_speeds import MEASURED_ON, decode_speeds
 from botpsy_web.site.headers import MIME_TYPES, NOTHING_ALLOWED, content_type, policy_for, response_headers
 
 DEFAULT_MODELS_DIR = REPO_ROOT / "static" / "models"
@@ -60,6 +61,8 @@ def list_models(models_dir: Path) -> list[dict]:
                 dtype: sum(int(files.get(path, {}).get("size", 0)) for path in spec.get("files", []))
                 for dtype, spec in manifest.get("dtypes", {}).items()
             },
+            "decode_tokens_per_second": decode_speeds(manifest),  # measured by the bench, when known
+            "speed_measured_on": MEASURED_ON,
         })
     return models
 

@@ -30,6 +30,21 @@ export async function fetchModelIndex(indexUrl) {
   return data.models.map((model) => ({ ...model, url: new URL(model.url, response.url || indexUrl).href }));
 }
 
+/**
+ * "about 14 tokens/s on a 2-core CPU": the decode speed `botpsy-web bench` measured for the
+ * model's source (the model list carries it, py/botpsy_web/model_speeds.py), for the dtype the
+ * page would pick on WASM when measured, else for one that was (named then); "" when none was.
+ */
+export function speedHint(model) {
+  const speeds = model.decode_tokens_per_second || {};
+  const measured = Object.keys(speeds).filter((dtype) => Number.isFinite(speeds[dtype]));
+  if (!measured.length) return "";
+  const recommended = model.recommended_dtype?.wasm;
+  const dtype = measured.includes(recommended) ? recommended : measured[0];
+  const which = (model.dtypes || []).length > 1 ? ` (${dtype})` : "";
+  return `about ${Math.round(speeds[dtype])} tokens/s${which} on ${model.speed_measured_on || "the bench's machine"}`;
+}
+
 export class ModelPicker {
   constructor({ list, dtypeSelect, onChange }) {
     this.list = list;
@@ -57,11 +72,13 @@ export class ModelPicker {
         onchange: () => this.#select(model),
       });
       const dtypes = (model.dtypes || []).join(", ");
+      const speed = speedHint(model);
       return el("label", { class: "model-option", for: id },
         input,
         el("span", { class: "model-name" }, model.name),
         el("span", { class: "model-meta" },
-          `${model.architecture || "model"} · ${formatBytes(model.size_bytes)}${dtypes ? ` · ${dtypes}` : ""}`));
+          `${model.architecture || "model"} · ${formatBytes(model.size_bytes)}${dtypes ? ` · ${dtypes}` : ""}`
+          + (speed ? ` · ${speed}` : "")));
     });
     setChildren(this.list, radios);
     const initial = models.find((m) => m.url === preferred || m.name === preferred) || models[0];
@@ -89,7 +106,9 @@ export class ModelPicker {
     const sizes = model.dtype_sizes || {};
     const options = [el("option", { value: "" }, "Recommended")];
     for (const dtype of model.dtypes || []) {
-      options.push(el("option", { value: dtype }, `${dtype}${sizes[dtype] ? ` · ${formatBytes(sizes[dtype])}` : ""}`));
+      const speed = model.decode_tokens_per_second?.[dtype];
+      options.push(el("option", { value: dtype }, `${dtype}${sizes[dtype] ? ` · ${formatBytes(sizes[dtype])}` : ""}`
+        + (Number.isFinite(speed) ? ` · about ${Math.round(speed)} tokens/s` : "")));
     }
     setChildren(this.dtypeSelect, options);
     this.onChange?.(this.selection());
