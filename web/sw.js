@@ -17,7 +17,7 @@
 // Bump VERSION to ship a new app version: the next visit installs it, deletes the old
 // app cache, and leaves stored models alone.
 
-const VERSION = "2026-12-04.2";
+const VERSION = "2026-12-05.1";
 const APP_CACHE = `botpsy-app-${VERSION}`;
 const APP_CACHE_PREFIX = "botpsy-app-";
 const INDEX_CACHE = "botpsy-model-index";
@@ -49,6 +49,7 @@ const PRECACHE = [
   "web/runtime/decode/sampling.js", "web/runtime/decode/stop-strings.js",
   "web/runtime/state/appending-cache.js", "web/runtime/state/cache-state.js", "web/runtime/state/prefix-cache.js",
   "web/runtime/state/prompt-state-format.js", "web/runtime/state/prompt-state.js",
+  "web/runtime/state/shipped-prompt-state.js",
   "web/runtime/storage/cache-api.js", "web/runtime/storage/model-files.js", "web/runtime/storage/opfs.js",
   "web/runtime/storage/sha256.js",
   "web/runtime/grammar/token-bitmask.js", "web/runtime/grammar/tool-call-grammar.js",
@@ -186,9 +187,11 @@ async function cacheFirst(request) {
 
 // Model files: whatever the runtime stored (any cache), else the network. Weights and the
 // tokenizer are never stored here (the runtime stores them once verified); only the folder's
-// small JSON files the agent reads itself are kept, so a reload works offline.
+// small JSON files the agent reads itself are kept, so a reload works offline, and the index of
+// the prompt states shipped with the model (the runtime keeps the states themselves): network
+// first, since a rebuilt site ships another.
 const SMALL_MODEL_FILES = ["config.json", "generation_config.json", "tokenizer_config.json",
-  "special_tokens_map.json", "chat_template.jinja"];
+  "special_tokens_map.json", "chat_template.jinja", "prompt-states.json"];
 
 function isSmallModelFile(url) {
   return SMALL_MODEL_FILES.some((name) => url.endsWith(`/${name}`));

@@ -17,6 +17,7 @@ COMMAND_MODULES = [
     "botpsy_web.bench",
     "botpsy_web.build_py",
     "botpsy_web.site.command",
+    "botpsy_web.prompt_state.command",
     "botpsy_eval.command",
     "botpsy_agentdojo.command",
     "botpsy_tasks.command",

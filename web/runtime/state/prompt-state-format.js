@@ -16,7 +16,7 @@ import {sha256Hex} from "../storage/sha256.js";
 const MAGIC = new TextEncoder().encode("BOTPSYPS");
 const CHECKSUM_AT = MAGIC.length;
 const BODY_AT = CHECKSUM_AT + 32;
-const FORMAT_VERSION = 1;
+export const FORMAT_VERSION = 1;
 
 /** A stored state that must not be used; `reason` says why in words. */
 export class PromptStateMismatch extends Error {
@@ -36,6 +36,11 @@ export function canonicalJson(value) {
 }
 
 const align8 = (offset) => Math.ceil(offset / 8) * 8;
+
+/** The SHA-256 a state's header names its token ids by: over the ids as int32 LE. */
+export function tokensSha256(ids) {
+  return sha256Hex(idsBytes(ids));
+}
 
 function idsBytes(ids) {
   const bytes = new Uint8Array(ids.length * 4);
@@ -79,26 +84,42 @@ function hexBytes(hex) {
   return Uint8Array.from(hex.match(/../g), (pair) => parseInt(pair, 16));
 }
 
+function readHeader(file) {
+  const headerLength = new DataView(file.buffer, file.byteOffset, file.byteLength).getUint32(BODY_AT, true);
+  try {
+    return JSON.parse(new TextDecoder().decode(file.subarray(BODY_AT + 4, BODY_AT + 4 + headerLength)));
+  } catch (error) {
+    throw new PromptStateMismatch(`has an unreadable header (${error.message})`);
+  }
+}
+
 /**
- * Checks a stored file and returns {ids, state} (state as importState takes it, its bytes views
- * of `file`), or throws PromptStateMismatch when it is damaged or was made by anything else than
- * `identity` with these cache `entries` (from describeCache).
+ * The header of a file (its checksum checked): {version, identity, tokenCount, tokensSha256, tensors}.
+ * For describing a state (the shipped states' index); decodePromptState checks it before use.
  */
-export async function decodePromptState(file, {identity, entries}) {
+export async function readPromptStateHeader(file) {
+  await checkIntact(file);
+  return readHeader(file);
+}
+
+async function checkIntact(file) {
   if (!(file instanceof Uint8Array) || file.byteLength < BODY_AT + 4) throw new PromptStateMismatch("is truncated");
   if (MAGIC.some((byte, i) => file[i] !== byte)) throw new PromptStateMismatch("is not a prompt state file");
   const expected = Array.from(file.subarray(CHECKSUM_AT, BODY_AT), (b) => b.toString(16).padStart(2, "0")).join("");
   if (await sha256Hex(file.subarray(BODY_AT)) !== expected) {
     throw new PromptStateMismatch("failed its checksum: it is truncated or corrupted");
   }
-  const view = new DataView(file.buffer, file.byteOffset, file.byteLength);
-  const headerLength = view.getUint32(BODY_AT, true);
-  let header;
-  try {
-    header = JSON.parse(new TextDecoder().decode(file.subarray(BODY_AT + 4, BODY_AT + 4 + headerLength)));
-  } catch (error) {
-    throw new PromptStateMismatch(`has an unreadable header (${error.message})`);
-  }
+}
+
+/**
+ * Checks a stored file and returns {ids, state} (state as importState takes it, its bytes views
+ * of `file`), or throws PromptStateMismatch when it is damaged or was made by anything else than
+ * `identity` with these cache `entries` (from describeCache).
+ */
+export async function decodePromptState(file, {identity, entries}) {
+  await checkIntact(file);
+  const header = readHeader(file);
+  const headerLength = new DataView(file.buffer, file.byteOffset, file.byteLength).getUint32(BODY_AT, true);
   if (header.version !== FORMAT_VERSION) throw new PromptStateMismatch(`has format version ${header.version}, not ${FORMAT_VERSION}`);
   if (canonicalJson(header.identity) !== canonicalJson(identity)) {
     const differing = Object.keys(identity).filter((key) => canonicalJson(header.identity?.[key]) !== canonicalJson(identity[key]));

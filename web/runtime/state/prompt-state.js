@@ -10,10 +10,16 @@
 // the file and of its name), intact (checksum), the same tokens. KV caches can be cut back
 // to a shorter common start; conv/recurrent state only resumes at the stored end.
 // One state per model folder: a new one replaces the last (a few to ~100 MB each).
+//
+// A first visit has none stored: the state shipped with the model folder for the page's default
+// prompt (shipped-prompt-state.js) is restored instead when the prompt starts with its tokens;
+// of the two, the one that covers more of the prompt is used.
 import {DERIVED_DIRECTORY, listDerived, normalizeFolderUrl, readDerived, removeDerived, writeDerived} from "../storage/model-files.js";
 import {dtypeGraphs} from "../model/dtype-graphs.js";
 import {canonicalJson, decodePromptState, encodePromptState, sealPromptState} from "./prompt-state-format.js";
 import {sha256Hex} from "../storage/sha256.js";
+import {ENCODING, ShippedPromptStates, packPromptState} from "./shipped-prompt-state.js";
+import {readPromptStateHeader} from "./prompt-state-format.js";
 
 const STATE_DIRECTORY = `${DERIVED_DIRECTORY}prompt-state/`;
 
@@ -23,6 +29,8 @@ const STATE_DIRECTORY = `${DERIVED_DIRECTORY}prompt-state/`;
  * @property {number|null} restoreMs     reading, checking and installing it
  * @property {number|null} storedBytes   size of the state this prefill stored (null: none stored)
  * @property {string|null} rejected      why a stored state was not used (null: none was rejected)
+ * @property {string|null} source        where the restored state came from: "stored" (an earlier visit's),
+ *                                       "shipped" (the model folder's, shipped-prompt-state.js) or null
  */
 
 /** What a state depends on, from the manifest and the running session. */
@@ -61,8 +69,10 @@ export class PersistedPromptState {
     this.known = undefined;    // what is stored: undefined = not looked yet, null = nothing usable, {ids, bytes}
     this.restored = false;     // once restored, the in-memory prefix cache holds it: no second look
     this.pending = Promise.resolve();  // the background write
+    this.shipped = new ShippedPromptStates({folderUrl, identity, entries: runner.cache.entries});
+    this.shippedIds = null;    // the tokens of the shipped state restored on this load
     /** @type {PromptStateReport} */
-    this.report = {restoredTokens: 0, restoreMs: null, storedBytes: null, rejected: null};
+    this.report = {restoredTokens: 0, restoreMs: null, storedBytes: null, rejected: null, source: null};
   }
 
   async #statePath() {
@@ -85,19 +95,51 @@ export class PersistedPromptState {
    * wholePrompt: the caller needs no logits (a prefill), so the state may cover every token.
    */
   async resumeFor(promptIds, reused, {wholePrompt = false} = {}) {
-    if (this.restored || this.known === null) return reused;
-    if (this.known && this.#usable(this.known.ids, promptIds, wholePrompt) <= reused) return reused;
+    if (this.restored) return reused;
+    const limit = wholePrompt ? promptIds.length : promptIds.length - 1;
+    const shipped = await this.shipped.covering(promptIds, reused, limit);
+    const fromStored = await this.#resumeStored(promptIds, Math.max(reused, shipped?.tokenCount ?? 0), wholePrompt);
+    if (fromStored !== null) return fromStored;
+    return shipped ? this.#resumeShipped(shipped, reused) : reused;
+  }
+
+  // The state stored on an earlier visit, when it covers more than `floor` tokens: installed, and
+  // its length returned; null otherwise (state untouched).
+  async #resumeStored(promptIds, floor, wholePrompt) {
+    if (this.known === null) return null;
+    if (this.known && this.#usable(this.known.ids, promptIds, wholePrompt) <= floor) return null;
     const started = performance.now();
     const stored = await this.#read();
-    if (!stored) return reused;
+    if (!stored) return null;
     const usable = this.#usable(stored.ids, promptIds, wholePrompt);
-    if (usable <= reused) return reused;
+    if (usable <= floor) return null;
+    return this.#install(stored, usable, started, "stored");
+  }
+
+  // The folder's shipped state for this prompt (covering()'s entry); a file that cannot be used
+  // leaves the state untouched (the prompt is computed, as without it) and says why in the console.
+  async #resumeShipped(entry, reused) {
+    const started = performance.now();
+    let stored;
+    try {
+      stored = await this.shipped.read(entry);
+    } catch (error) {
+      console.warn(`botpsy: the prompt state shipped with the model was not used (${error.message}); ` +
+        "the prompt is computed instead.");
+      this.report.rejected = `shipped: ${error.message}`;
+      return reused;
+    }
+    this.shippedIds = stored.ids;
+    return this.#install(stored, stored.ids.length, started, "shipped");
+  }
+
+  async #install(stored, usable, started, source) {
     this.runner.cache.importState(stored.state);
     this.runner.processedIds = stored.ids.slice();
     if (usable < stored.ids.length) await this.runner.truncate(usable);
     this.prefix.take();  // a snapshot here, for models that cannot cut back (no-op for KV-only ones)
     this.restored = true;
-    Object.assign(this.report, {restoredTokens: usable, restoreMs: performance.now() - started});
+    Object.assign(this.report, {restoredTokens: usable, restoreMs: performance.now() - started, source});
     return usable;
   }
 
@@ -128,6 +170,7 @@ export class PersistedPromptState {
   async save(promptIds) {
     const ids = this.runner.processedIds;
     if (!sameIds(ids, promptIds)) return;
+    if (this.shippedIds && sameIds(this.shippedIds, ids)) return;  // the folder holds it: no copy
     if (this.known === undefined) await this.#read().catch(() => null);
     if (this.known && sameIds(this.known.ids, ids)) return;
     const path = await this.#statePath();
@@ -155,4 +198,22 @@ export class PersistedPromptState {
   forgetStored(folderUrl) {
     if (normalizeFolderUrl(folderUrl) === normalizeFolderUrl(this.folderUrl)) this.known = null;
   }
+}
+
+/**
+ * The state the browser stored for `folderUrl`, packed for shipping with the model (what
+ * `botpsy-web prompt-state` takes from the page after its warm-up): {packed, entry}, entry = the
+ * index fields that describe it (shipped-prompt-state.js). Throws when none or several are stored.
+ */
+export async function packStoredPromptState(folderUrl) {
+  const stored = (await listDerived(folderUrl)).filter((file) => file.path.startsWith(STATE_DIRECTORY));
+  if (stored.length !== 1) throw new Error(`expected one stored prompt state for ${folderUrl}, found ${stored.length}`);
+  const file = await readDerived(folderUrl, stored[0].path);
+  if (!file) throw new Error(`the stored prompt state ${stored[0].path} of ${folderUrl} cannot be read`);
+  const header = await readPromptStateHeader(file);
+  return {
+    packed: await packPromptState(file),
+    entry: {encoding: ENCODING, rawBytes: file.byteLength, formatVersion: header.version, tokenCount: header.tokenCount,
+            tokensSha256: header.tokensSha256, identity: header.identity},
+  };
 }

@@ -112,6 +112,33 @@ function parseManifest(bytes, url) {
   return manifest;
 }
 
+/**
+ * A small file of the folder that is not in the manifest and may be absent (prompt-states.json):
+ * its bytes from the network when reachable (then stored), else the copy stored the last time;
+ * null when the server has none (HTTP 404: a stored copy goes too) or when offline with no copy.
+ */
+export async function fetchOptionalFolderFile(folderUrl, path, {signal} = {}) {
+  const folder = normalizeFolderUrl(folderUrl);
+  const url = new URL(path, folder).href;
+  const store = await openStore();
+  const stored = () => (store ? store.read(folder, path).catch(() => null) : null);
+  let response;
+  try {
+    response = await fetch(url, {cache: "no-store", signal});
+  } catch (error) {
+    if (error.name === "AbortError") throw error;
+    return stored();
+  }
+  if (response.status === 404) {
+    await store?.remove(folder, path).catch(() => {});
+    return null;
+  }
+  if (!response.ok) return stored();
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  await storeQuietly(store, folder, path, bytes);
+  return bytes;
+}
+
 /** Downloads (or takes from the store) the given files of a model folder, verified. */
 export async function loadModelFiles(folderUrl, manifest, paths, {onProgress, signal} = {}) {
   const folder = normalizeFolderUrl(folderUrl);
