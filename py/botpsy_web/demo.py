@@ -27,7 +27,7 @@ STAND_IN_DTYPES = ("q8",)
 # Built-ins a person may add beside the default with `--add NAME` (exported q8 like the stand-in):
 # the first run stays fast, and the page then lets the person choose between them.
 ADDABLE_MODELS = {
-    "qwen2.5-coder-1.5b": "Qwen2.5-Coder-1.5B-Instruct: three times the 0.5B, better at tools, slower; "
+    "qwen2.5-coder-1.5b": "Qwen2.5-Coder-1.5B-Instruct: three times the 0.5B's size, slower; "
                           "1.1 GB from PyPI once, a q8 export of about 10 minutes",
 }
 
@@ -102,6 +102,19 @@ def ensure_added(models_dir: Path, names, *, export=None, out=print) -> list[dic
     return list_models(models_dir)
 
 
+def ship_prompt_states(models_dir: Path, *, ship=None, out=print) -> None:
+    """Each model folder gets the prompt state of the page's default prompt (botpsy_web.prompt_state),
+    so a first visit answers without prefilling it; one that cannot be computed is reported and the
+    page still works (it prefills)."""
+    if ship is None:
+        from botpsy_web.prompt_state import ship_prompt_state as ship
+    for model in list_models(models_dir):
+        try:
+            out(ship(models_dir / model["name"], log=out).describe())
+        except Exception as error:  # the page works without it: say so and serve
+            out(f"notice: no prompt state shipped with {model['name']} ({error}); a first visit prefills its prompt.")
+
+
 def register(subparsers):
     addable = "; ".join(f"{name}: {about}" for name, about in ADDABLE_MODELS.items())
     parser = subparsers.add_parser(
@@ -132,5 +145,6 @@ def run(args) -> int:
 
     bundle = build_agent_bundle()
     print(f"Agent bundle: {bundle.relative_to(REPO_ROOT)}")
+    ship_prompt_states(args.models)
     return serve_until_interrupted(args.host, args.port, args.models, quiet=True,
                                    ready_message="\nBotPsy is ready: open {url} in Chromium or Chrome (Ctrl+C stops).")
