@@ -13,6 +13,8 @@ def _repeated(turn: dict) -> bool:
     """The loop stopped a repeat (its error event), or one step's calls ran again in the next."""
     if any(REPEATED_CALLS in error for error in turn.get("errors", [])):
         return True
+    if turn.get("final_event", {}).get("answered_from_results"):
+        return True
     by_step: dict[int, list] = {}
     for call in turn.get("calls", []):
         by_step.setdefault(call.get("step", 0), []).append((call["name"], repr(call.get("arguments"))))

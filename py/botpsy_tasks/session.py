@@ -196,6 +196,13 @@ async def _run_turn(agent: Agent, text: str, person: SimulatedPerson, ran: set[s
             turn["errors"].append(event["message"])
         elif kind == "final":
             turn.update(answer=event["text"], steps=event["steps"], final=True)
+            # How the turn ended beyond its words (cancelled, answered_from_results, untrusted_reads, ...).
+            turn["final_event"] = {key: value for key, value in event.items() if key not in ("type", "text", "steps")}
+        elif kind not in ("text", "thinking", "tool_call_delta"):  # what else the loop said (a notice)
+            turn.setdefault("notices", []).append(event)
+    for call in turn["calls"]:
+        if call["result"] is None and not call["ran"]:  # announced, never run (a repeat the loop held back)
+            call["refused"] = "NotRun"
     turn["seconds"] = round(time.perf_counter() - started, 3)
     return turn
 
