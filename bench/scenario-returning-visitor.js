@@ -5,11 +5,22 @@
 // Each visit gets its own model worker, as a reloaded page does; stored files stay.
 import {ModelClient} from "/web/runtime/model-client.js";
 import {listDerived, removeDerived} from "/web/runtime/storage/model-files.js";
+import {MODEL_CACHE_NAME} from "/web/runtime/storage/cache-api.js";
+import {SHIPPED_DIRECTORY, SHIPPED_INDEX} from "/web/runtime/state/shipped-prompt-state.js";
 
 /** Removes the folder's stored prompt states (the model files stay): the next visit has none. */
 export async function forgetPromptStates(folderUrl) {
   const folder = new URL(folderUrl, location.href).href;
   for (const {path} of await listDerived(folder)) await removeDerived(folder, path);
+}
+
+/** Removes the folder's shipped prompt state and its index from the store: the next visit downloads them, as a first one. */
+export async function forgetShippedStates(folderUrl) {
+  const folder = new URL(folderUrl, location.href).href;
+  const cache = await caches.open(MODEL_CACHE_NAME);
+  for (const request of await cache.keys()) {
+    if (request.url === folder + SHIPPED_INDEX || request.url.startsWith(folder + SHIPPED_DIRECTORY)) await cache.delete(request);
+  }
 }
 
 /**

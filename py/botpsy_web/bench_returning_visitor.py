@@ -7,7 +7,11 @@ model worker as after a reload: with no stored prompt state (the prefix is compu
 and with the state the first visit stored (restored instead of computed). Figures:
 returning_visitor_first_token_s (with the state) and ..._without_state, the load times of both
 (ready must not come later), the state's size, its restore time, and whether both visits gave the
-same tokens. The browser side is bench/scenario-returning-visitor.js.
+same tokens. When the folder ships a prompt state for this dtype on WASM (`botpsy-web prompt-state`),
+a third visit is a first visit with it: nothing stored (neither an earlier state nor the shipped file),
+the shipped state downloaded and restored at the warm-up; the other two visits then run with the
+folder's index answered 404, as for a folder without one. The browser side is
+bench/scenario-returning-visitor.js.
 
 The other engines store no prompt state, so their returning visitor is a reload from the cache
 (the engine unloaded, then loaded again on the same page) and the same first prompt, whole:
@@ -36,6 +40,9 @@ FIGURE_ROWS = (
     ("  warm-up prefill, with state (s)", "returning_visitor_warm_up_s", "{:.2f}"),
     ("  warm-up prefill, without (s)", "returning_visitor_warm_up_s_without_state", "{:.2f}"),
     ("  the message's own prefill (s)", "returning_visitor_message_prefill_s", "{:.2f}"),
+    ("first visit with the shipped state, first token (s)", "first_visit_shipped_state_first_token_s", "{:.2f}"),
+    ("  shipped state restore, download included (s)", "first_visit_shipped_state_restore_s", "{:.2f}"),
+    ("  shipped state file (MB)", "first_visit_shipped_state_mb", "{:.1f}"),
 )
 
 
@@ -55,6 +62,24 @@ def _visit(page, options: dict) -> dict:
     return call_scenario(page, SCENARIO_MODULE, "visit", options)
 
 
+def shipped_entry(folder: Path, backend: str, dtype: str) -> dict | None:
+    """The folder's shipped prompt state for WASM `dtype` (its index entry), or None."""
+    from botpsy_web.prompt_state.key import read_index, state_file_name
+
+    if backend != "wasm":
+        return None
+    return next((e for e in read_index(folder)["states"] if e.get("file") == state_file_name(dtype)), None)
+
+
+def _index_hidden(page, folder_url: str, hidden: bool) -> None:
+    """Answers the folder's prompt-states.json with 404 (hidden) or lets it through."""
+    pattern = f"{folder_url.rstrip('/')}/prompt-states.json"
+    if hidden:
+        page.context.route(pattern, lambda route: route.fulfill(status=404, body=b"hidden by the bench"))
+    else:
+        page.context.unroute(pattern)
+
+
 def measure_returning_visitor(engine: str, bench_page, load_options: dict, folder: Path, encode, repeats: int,
                               log) -> dict:
     """Figures of the scenario for `engine`, on its bench page (bench.BenchPage)."""
@@ -65,16 +90,41 @@ def measure_returning_visitor(engine: str, bench_page, load_options: dict, folde
     options = {"folderUrl": load_options["folderUrl"], "backend": load_options["backend"],
                "dtype": load_options["dtype"], "prefixIds": prefix_ids, "promptIds": prompt_ids,
                "maxTokens": ANSWER_TOKENS}
-    without, with_state = [], []
+    folder_url = bench_page.page.evaluate("(url) => new URL(url, location.href).href", load_options["folderUrl"])
+    shipped = shipped_entry(folder, load_options["backend"], load_options["dtype"])
+    without, with_state, first_shipped = [], [], []
     for run in range(repeats):
         call_scenario(page, SCENARIO_MODULE, "forgetPromptStates", load_options["folderUrl"])
-        without.append(_visit(page, options))
-        with_state.append(_visit(page, options))
+        _index_hidden(page, folder_url, bool(shipped))
+        try:
+            without.append(_visit(page, options))
+            with_state.append(_visit(page, options))
+        finally:
+            if shipped:
+                _index_hidden(page, folder_url, False)
         log(f"    run {run + 1}: first token {without[-1]['firstTokenMs'] / 1000:.2f} s without the state, "
             f"{with_state[-1]['firstTokenMs'] / 1000:.2f} s with it")
+        if shipped:
+            call_scenario(page, SCENARIO_MODULE, "forgetPromptStates", load_options["folderUrl"])
+            call_scenario(page, SCENARIO_MODULE, "forgetShippedStates", load_options["folderUrl"])
+            first_shipped.append(_visit(page, options))
+            log(f"    run {run + 1}: first visit with the shipped state: first token "
+                f"{first_shipped[-1]['firstTokenMs'] / 1000:.2f} s, restored "
+                f"{first_shipped[-1]['warmUp']['promptState']['restoredTokens']} tokens")
     restores = [visit["warmUp"]["promptState"]["restoreMs"] for visit in with_state]
     median_s = lambda visits, key: statistics.median(visit[key] for visit in visits) / 1000  # noqa: E731
+    shipped_figures = {} if not first_shipped else {
+        "first_visit_shipped_state_first_token_s": median_s(first_shipped, "firstTokenMs"),
+        "first_visit_shipped_state_first_token_s_runs": [visit["firstTokenMs"] / 1000 for visit in first_shipped],
+        "first_visit_shipped_state_restore_s": (
+            statistics.median(v["warmUp"]["promptState"]["restoreMs"] or 0 for v in first_shipped) / 1000),
+        "first_visit_shipped_state_restored_tokens": [v["warmUp"]["promptState"]["restoredTokens"] for v in first_shipped],
+        "first_visit_shipped_state_source": [v["warmUp"]["promptState"]["source"] for v in first_shipped],
+        "first_visit_shipped_state_mb": shipped["size"] / 1e6,
+        "first_visit_shipped_state_same_tokens": all(a["tokens"] == b["tokens"] for a, b in zip(without, first_shipped)),
+    }
     return {
+        **shipped_figures,
         "returning_visitor_first_token_s": median_s(with_state, "firstTokenMs"),
         "returning_visitor_first_token_s_runs": [visit["firstTokenMs"] / 1000 for visit in with_state],
         "returning_visitor_first_token_s_without_state": median_s(without, "firstTokenMs"),

@@ -62,6 +62,7 @@ def ship_prompt_state(folder: Path, *, dtype: str | None = None, force: bool = F
     folder = Path(folder).resolve()
     manifest = read_manifest(folder)
     dtype = wasm_dtype(manifest, folder, dtype)
+    _check_files(folder, manifest, dtype)
     prompt = default_prompt(folder)
     entry = None if force else current_entry(folder, dtype, prompt)
     if entry:
@@ -99,7 +100,6 @@ def _compute_in_page(folder: Path, dtype: str) -> tuple[bytes, dict]:
     from playwright.sync_api import Error as PlaywrightError
     from playwright.sync_api import sync_playwright
 
-    from botpsy_web.app_page import load_model
     from botpsy_web.build_py import build_agent_bundle
     from botpsy_web.serve import serve_in_background
     from botpsy_web.verify_browser import CHROMIUM_ARGS, CHROMIUM_PATH
@@ -117,7 +117,7 @@ def _compute_in_page(folder: Path, dtype: str) -> tuple[bytes, dict]:
                     page = context.new_page()
                     page.set_default_timeout(WARM_UP_TIMEOUT_MS)
                     page.goto(f"{base_url}/")
-                    load_model(page, folder.name, backend="wasm", dtype=dtype)
+                    _load_on_wasm(page, folder.name, dtype)
                     page.wait_for_function("() => window.botpsy.session.lastWarmUp?.promptState?.storedBytes > 0")
                     page.evaluate("() => window.botpsy.session.model.storageUsage()")  # the write has finished
                     shipped = page.evaluate_handle(PACK_IN_PAGE, f"{base_url}/models/{folder.name}/")
@@ -137,6 +137,27 @@ def _compute_in_page(folder: Path, dtype: str) -> tuple[bytes, dict]:
         raise PromptStateError(f"the page ran {folder.name} as {described['identity'].get('backend')} "
                                f"{described['identity'].get('dtype')}, not wasm {dtype}")
     return packed, described
+
+
+def _load_on_wasm(page, name: str, dtype: str) -> None:
+    """Loads the folder in the app on WASM (app_page.load_model's steps), failing at once with the
+    page's own words when the load fails."""
+    from botpsy_web.app_page import model_option
+
+    model_option(page, name).check()
+    page.get_by_role("combobox", name="Precision").select_option(dtype)
+    page.get_by_role("combobox", name="Backend").select_option("wasm")
+    page.get_by_role("button", name="Load model").click()
+    page.wait_for_function("() => ['ready', 'error'].includes(document.getElementById('load-progress').dataset.state)")
+    if page.locator("#load-progress").get_attribute("data-state") == "error":
+        raise PromptStateError(f"the page could not load {name}: {page.locator('#progress-text').inner_text()}")
+
+
+def _check_files(folder: Path, manifest: dict, dtype: str) -> None:
+    wanted = [*manifest["dtypes"][dtype].get("files", []), "tokenizer.json", "tokenizer_config.json"]
+    missing = [path for path in wanted if not (folder / path).is_file()]
+    if missing:
+        raise PromptStateError(f"{folder} is incomplete: {', '.join(missing[:4])} missing")
 
 
 @contextlib.contextmanager
