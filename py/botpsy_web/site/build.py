@@ -65,6 +65,8 @@ class SiteOptions:
     base_url: str | None = None
     # Where the model folders will be served when not from the site itself, e.g. https://bucket.example.net/models/
     model_url: str | None = None
+    # Compute each model's shipped prompt state (botpsy_web.prompt_state) into its folder and ship it
+    prompt_states: bool = False
 
 
 def site_origin(url: str, what: str) -> str:
@@ -154,6 +156,19 @@ def model_folders(paths: tuple[Path, ...]) -> list[Path]:
     return folders
 
 
+def _shipped_prompt_state(folder: Path) -> list[str]:
+    """Computes the folder's shipped prompt state unless current; its files, to copy with the model."""
+    from botpsy_web.prompt_state import ship_prompt_state
+    from botpsy_web.prompt_state.key import INDEX_NAME, PromptStateError
+
+    try:
+        shipped = ship_prompt_state(folder)
+    except PromptStateError as error:
+        raise SiteBuildError(f"{error} (--no-prompt-states builds the site without it)") from error
+    print(f"  {shipped.describe()}")
+    return [INDEX_NAME, shipped.entry["file"]]
+
+
 def model_files(folder: Path) -> list[str]:
     """The files of an exported folder the app may request: its manifest's list and the manifest."""
     try:
@@ -231,7 +246,8 @@ def build_site(options: SiteOptions) -> BuiltSite:
     models_out = out / "models" if options.model_url else site / "models"
     for folder in folders:
         sizes = {}
-        for name in model_files(folder):
+        shipped = _shipped_prompt_state(folder) if options.prompt_states else []
+        for name in model_files(folder) + shipped:
             _place(folder / name, models_out / folder.name / name)
             sizes[f"models/{folder.name}/{name}"] = (folder / name).stat().st_size
         built.model_files[folder.name] = sizes

@@ -21,6 +21,10 @@ def register(subparsers):
     parser.add_argument("--model-url", metavar="URL",
                         help="serve the model folders from here instead (a bucket, a CDN): they are written to "
                              "OUT/models/ to upload there, and this origin, and only it, joins connect-src")
+    parser.add_argument("--no-prompt-states", dest="prompt_states", action="store_false",
+                        help="ship the models without the state of the page's default prompt (computed otherwise, in "
+                             "headless Chromium, unless current: `botpsy-web prompt-state`); a first visit then "
+                             "prefills it")
     parser.set_defaults(func=run)
 
 
@@ -32,7 +36,8 @@ def run(args) -> int:
         return 2
     try:
         built = build_site(SiteOptions(out=args.out, models=tuple(args.models), base_url=args.base_url,
-                                       model_url=args.model_url))
+                                       model_url=args.model_url,
+                                       prompt_states=args.prompt_states))
     except SiteBuildError as error:
         print(f"error: {error}")
         return 2
