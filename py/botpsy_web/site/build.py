@@ -157,14 +157,16 @@ def model_folders(paths: tuple[Path, ...]) -> list[Path]:
 
 
 def _shipped_prompt_state(folder: Path) -> list[str]:
-    """Computes the folder's shipped prompt state unless current; its files, to copy with the model."""
+    """Computes the folder's shipped prompt state unless current; its files, to copy with the model
+    (none, with a notice, when it cannot be computed)."""
     from botpsy_web.prompt_state import ship_prompt_state
     from botpsy_web.prompt_state.key import INDEX_NAME, PromptStateError
 
     try:
         shipped = ship_prompt_state(folder)
-    except PromptStateError as error:
-        raise SiteBuildError(f"{error} (--no-prompt-states builds the site without it)") from error
+    except PromptStateError as error:  # the site works without it: a first visit prefills the prompt
+        print(f"  notice: no prompt state shipped with {folder.name} ({error})")
+        return []
     print(f"  {shipped.describe()}")
     return [INDEX_NAME, shipped.entry["file"]]
 
