@@ -1,6 +1,7 @@
 """The returning-visitor scenario of `botpsy-web bench` alone (our runtime only): time to the
 first token of the first answer after a page load, with the prompt state the previous visit
-stored and without it, plus load-to-ready, the state's size and its restore time.
+stored and without it, plus load-to-ready, the state's size and its restore time; when the folder
+ships a prompt state (`botpsy-web prompt-state`), also a first visit with it.
 
 A script that prints figures, not a test. Usage:
     .venv/bin/python bench/returning_visitor.py MODEL_FOLDER [--backend wasm] [--dtype q8] [--repeats 3] [--json]
@@ -40,7 +41,7 @@ def main() -> None:
             load_options = {"folderUrl": f"/models/{folder.name}/", "backend": args.backend, "dtype": dtype}
             page.call("load", load_options)  # stores the model files: every visit below loads from the cache
             page.call("unload")
-            figures = measure_returning_visitor(page.page, load_options, folder, prompts.encode, args.repeats, log)
+            figures = measure_returning_visitor("botpsy", page, load_options, folder, prompts.encode, args.repeats, log)
             browser.close()
     finally:
         server.shutdown()
@@ -52,6 +53,10 @@ def main() -> None:
         print(f"{label:38}{pattern.format(value) if value is not None else '-':>12}")
     print(f"same tokens with and without the state: {figures['returning_visitor_same_tokens']}; "
           f"restored tokens per run: {figures['returning_visitor_restored_tokens']}")
+    if "first_visit_shipped_state_first_token_s" in figures:
+        print(f"first visit with the shipped state: restored tokens per run "
+              f"{figures['first_visit_shipped_state_restored_tokens']}, same tokens as without any state: "
+              f"{figures['first_visit_shipped_state_same_tokens']}")
     if args.json:
         print(json.dumps(figures))
 

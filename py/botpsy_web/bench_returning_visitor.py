@@ -40,8 +40,8 @@ FIGURE_ROWS = (
     ("  warm-up prefill, with state (s)", "returning_visitor_warm_up_s", "{:.2f}"),
     ("  warm-up prefill, without (s)", "returning_visitor_warm_up_s_without_state", "{:.2f}"),
     ("  the message's own prefill (s)", "returning_visitor_message_prefill_s", "{:.2f}"),
-    ("first visit with the shipped state, first token (s)", "first_visit_shipped_state_first_token_s", "{:.2f}"),
-    ("  shipped state restore, download included (s)", "first_visit_shipped_state_restore_s", "{:.2f}"),
+    ("first visit, shipped state (s)", "first_visit_shipped_state_first_token_s", "{:.2f}"),
+    ("  shipped restore + download (s)", "first_visit_shipped_state_restore_s", "{:.2f}"),
     ("  shipped state file (MB)", "first_visit_shipped_state_mb", "{:.1f}"),
 )
 
