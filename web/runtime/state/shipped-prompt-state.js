@@ -17,9 +17,9 @@
 //
 // The thread count is not part of a shipped state's key, unlike a state the browser stored:
 // onnxruntime's kernels split work between threads by output rows and columns, never inside a
-// sum, so every thread count computes the same bits (checked for 1, 2 and 4 threads:
-// tests/runtime/test_shipped_prompt_state.py), and the machine that computes the state is rarely
-// the visitor's.
+// sum, so the thread count changes no bit (1 and 2 threads compared bit for bit in
+// tests/runtime/test_shipped_prompt_state.py; 3 and 4 need more cores than the test machine has),
+// and the machine that computes the state is rarely the visitor's.
 //
 // Packing ("byte-planes-4+gzip", lossless): the file's bytes regrouped in four planes (byte 0 of
 // every 4-byte word, then byte 1, ...: the float32 exponents sit together and compress) and
