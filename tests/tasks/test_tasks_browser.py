@@ -39,7 +39,7 @@ def test_the_tasks_run_in_the_browser_and_resume_reads_them_back(qwen_coder_fold
         assert record["error"] is None and run["engine"] == "browser" and run["dtype"] == "q8"
         assert record["tool_calls"] == "auto" and record["temperature"] == 0.0
         turn = record["turns"][0]
-        assert turn["generations"] and all(generation["output"] for generation in turn["generations"])
+        assert turn["generations"] and turn["final"]  # the turn ended with its final event
         assert "calculator" in turn["generations"][0]["prompt"]  # the page's tools, offered as the page offers them
         assert record["runtime"]["generations"] == len(turn["generations"])  # the runtime's count agrees
         for call in turn["calls"]:
