@@ -6,6 +6,7 @@
 //   el.registerTool({name, description, parameters, handler, confirm})
 //   el.start(); el.ask(text); el.newChat()
 //   events: botpsy-ready, botpsy-message, botpsy-toolcall, botpsy-error
+//   The page's own WebMCP tools (document.modelContext) are offered too, unless webmcp="off".
 //
 // See web/WIDGET.md for what the host page must serve and set.
 import { AssistantSession, describeError } from "./ui/assistant-session.js";
@@ -16,6 +17,7 @@ import { describeBackend, formatBytes, formatPercent, formatRate } from "./ui/fo
 import { WorkerFrame } from "./widget/framed-workers.js";
 import { buildWidgetDom } from "./widget/template.js";
 import { workerUrlFor } from "./widget/worker-bootstrap.js";
+import { PageTools } from "./webmcp/page-tools.js";
 
 const APP_ROOT = new URL("../", import.meta.url);
 const CSS_BASE = new URL("static/css/", APP_ROOT);
@@ -48,6 +50,13 @@ export class BotpsyChat extends HTMLElement {
     this.session.setSettings({
       thinking: this.hasAttribute("thinking"),
       temperature: Number(this.getAttribute("temperature") ?? 0.7),
+    });
+    // The tools this page registered with WebMCP, beside those given to registerTool (which win a
+    // name both have): read once the model is loaded, kept current as the page changes them.
+    this.pageTools = this.getAttribute("webmcp") === "off" ? null : new PageTools({
+      session: this.session,
+      skip: () => new Set(this.hostToolNames),
+      onChange: () => { if (this.session.ready) this.#applyToolPolicy(); },
     });
     this.#wire(floating);
     if (this.hasAttribute("autostart")) this.start();
@@ -112,6 +121,7 @@ export class BotpsyChat extends HTMLElement {
         onProgress: (event) => this.#showProgress(event),
       });
       this.#applyToolPolicy();
+      await this.pageTools?.start();
       parts.starter.hidden = true;
       parts.badge.dataset.state = "ready";
       parts.badge.textContent = describeBackend(info);
@@ -159,12 +169,14 @@ export class BotpsyChat extends HTMLElement {
     return new Worker(workerUrlFor(url.href), { type: "module", name });
   }
 
-  // Host tools always; built-in tools only those the `tools` attribute allows ("all" for every one).
+  // Host tools (and the page's WebMCP tools) always; built-in tools only those the `tools` attribute
+  // allows ("all" for every one).
   #applyToolPolicy() {
     const allowed = (this.getAttribute("tools") || "").split(",").map((name) => name.trim()).filter(Boolean);
     const everything = allowed.includes("all");
+    const fromPage = new Set(this.pageTools?.names() ?? []);
     const enabledTools = this.session.tools().map((tool) => tool.name)
-      .filter((name) => this.hostToolNames.includes(name) || everything || allowed.includes(name));
+      .filter((name) => this.hostToolNames.includes(name) || fromPage.has(name) || everything || allowed.includes(name));
     this.session.setSettings({ enabledTools, allowNetwork: false });
   }
 

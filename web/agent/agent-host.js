@@ -86,6 +86,12 @@ export class AgentHost {
     this.toolList = [];
     this.conversation = null;
     this.queued = Promise.resolve();  // settings and tools sent before the next turn
+    // Turns and outside agents' calls (WebMCP) run one at a time: a call waits for the turn, a
+    // turn for the call in the worker, calls for each other (see callForOutsideAgent).
+    this.turnEnded = Promise.resolve();
+    this.outsideCalls = Promise.resolve();
+    this.activeOutsideCall = null;
+    this.nextOutsideCall = 1;
     this.allowNetwork = false;  // the page's own record of the setting: the worker cannot change it
     this.fetches = new ConfirmedFetches();
     this.approvals = new Approvals();  // host tool calls the person approved (approvals.js)
@@ -126,7 +132,11 @@ export class AgentHost {
       confirm: async ({requestJson}) => {
         if (!this.confirmCallback) return JSON.stringify({approved: false});
         const request = JSON.parse(requestJson);
-        if (request.name === "fetch_url") {  // the page's words, not the worker's: what a yes allows
+        if (request.caller === "outside_agent" && this.activeOutsideCall) {  // the page's words, not the worker's
+          request.description = `An outside assistant (your browser's agent, which may run on someone else's `
+            + `servers) asks to run ${request.name}. What it reads may leave this device; allow it only if you asked `
+            + "that assistant for this.";
+        } else if (request.name === "fetch_url") {  // the page's words, not the worker's: what a yes allows
           request.description = `Fetch ${request.arguments?.url}? Only this address is contacted; `
             + "its text comes back to the assistant as untrusted data.";
         } else if (this.hostTools.has(request.name)) {  // the host's own words for its tool, not the worker's
@@ -189,13 +199,52 @@ export class AgentHost {
       side_effects: sideEffects, untrusted_output: untrustedOutput})});
   }
 
+  /** Forgets a host tool (a page's WebMCP tool that went away); built-in tools cannot be removed. */
+  unregisterTool(name) {
+    this.hostTools.delete(name);
+    this.toolList = this.toolList.filter((tool) => tool.name !== name);
+    return this.#queue("unregisterTool", {name});
+  }
+
+  /** The tools an outside agent (WebMCP) may be offered: the enabled ones, [{name, description, parameters, read_only}]. */
+  async offeredTools() {
+    await this.queued;
+    return this.worker.call("offeredTools");
+  }
+
+  /**
+   * One call from an outside agent (web/webmcp/), through the model's checks and the page's
+   * confirmation (py/botpsy_agent/outside_calls.py); its events carry caller "outside_agent".
+   * Resolves to {ok, result}: result is the text that agent gets (an error text when denied).
+   */
+  async callForOutsideAgent(name, args) {
+    const previous = this.outsideCalls;
+    let finished;
+    this.outsideCalls = new Promise((resolve) => { finished = resolve; });
+    try {
+      await previous;
+      while (this.running) await this.turnEnded;
+      const id = `outside_${this.nextOutsideCall++}`;
+      const call = this.queued.then(() => this.worker.call("outsideCall",
+        {id, name: String(name), argumentsJson: JSON.stringify(args ?? {})}));
+      this.activeOutsideCall = call.catch(() => {});
+      return await call;
+    } finally {
+      this.activeOutsideCall = null;
+      finished();
+    }
+  }
+
   /** Runs one user turn; events go to onEvent; resolves to the final event. */
   async runTurn(userText) {
     if (this.running) throw new Error("a turn is already running; wait for it or cancel it");
     this.running = true;
     this.stopRequested = false;
     this.turnStats = null;
+    let ended;
+    this.turnEnded = new Promise((resolve) => { ended = resolve; });
     try {
+      await this.activeOutsideCall;  // an outside agent's call in the worker ends first
       await this.queued;
       // A Stop while the settings were still on their way must not be lost.
       const {final, ...state} = await this.worker.call("runTurn", {text: String(userText), stopped: this.stopRequested});
@@ -204,6 +253,7 @@ export class AgentHost {
     } finally {
       this.queued = Promise.resolve();
       this.running = false;
+      ended();
     }
   }
 

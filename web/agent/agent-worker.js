@@ -80,6 +80,12 @@ const handlers = {
     return state();
   },
   registerTool({specJson}) { requireSession().register_host_tool(specJson); return state(); },
+  unregisterTool({name}) { requireSession().unregister_host_tool(String(name)); return state(); },
+  // An outside agent (WebMCP, web/webmcp/): what it is offered, and its calls (py/botpsy_agent/outside_calls.py).
+  offeredTools() { return JSON.parse(requireSession().offered_tools()); },
+  async outsideCall({id, name, argumentsJson}) {
+    return JSON.parse(await requireSession().call_for_outside_agent(String(id), String(name), String(argumentsJson)));
+  },
   setSettings({settings}) {
     requireSession().set_settings(JSON.stringify(settings));
     return {tools: JSON.parse(session.tool_names())};  // which tools are enabled may have changed

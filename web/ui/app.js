@@ -8,8 +8,10 @@ import { FileDrop } from "./file-drop.js";
 import { describeBackend, formatRate } from "./format.js";
 import { describeStorage, fetchModelIndex, LoadProgress, ModelPicker } from "./model-panel.js";
 import { isolationMode, registerServiceWorker } from "./offline.js";
-import { SettingsPanel } from "./settings-panel.js";
+import { DEFAULT_SETTINGS, SettingsPanel } from "./settings-panel.js";
 import { downloadText, transcriptToJson, transcriptToMarkdown } from "./transcript.js";
+import { connectWebMcp } from "../webmcp/both-ways.js";
+import { siteOffersTools } from "../webmcp/offer.js";
 
 const MODELS_INDEX_URL = new URL("../../models/index.json", import.meta.url).href;
 const LAST_MODEL_KEY = "botpsy.lastModel.v2"; // {url, backend, dtype} of the last model that loaded
@@ -40,7 +42,22 @@ const settings = new SettingsPanel({
   toolCount: $("tool-count"),
   network: $("network-toggle"),
   toolCalls: $("tool-calls-select"),
-  onChange: (current) => session.setSettings(current),
+  offerWebmcp: $("offer-webmcp"),
+  defaults: { ...DEFAULT_SETTINGS, offerWebmcp: siteOffersTools() },
+  onChange: (current) => {
+    session.setSettings(current);
+    webmcp.update();
+  },
+});
+// WebMCP (web/webmcp/): only where the browser has it, and the offer only while the setting is on.
+const webmcp = connectWebMcp({
+  session,
+  offerIsOn: () => settings.settings.offerWebmcp,
+  setting: $("offer-webmcp-setting"),
+  onToolsChanged: () => {
+    settings.showTools(listAgentTools());
+    session.setSettings(settings.current());
+  },
 });
 
 const picker = new ModelPicker({
@@ -72,6 +89,7 @@ async function loadSelectedModel() {
     localStorage.setItem(LAST_MODEL_KEY, JSON.stringify({ url: selection.model.url, backend: info.backend, dtype: info.dtype }));
     settings.showTools(listAgentTools());
     session.setSettings(settings.current());
+    webmcp.update();
     const backendText = describeBackend(info);
     // Which mode this page runs in: isolated (threads), or why not and what changes it.
     const mode = isolationMode();
@@ -205,6 +223,7 @@ $("remove-model-button").addEventListener("click", async () => {
   button.disabled = true;
   try {
     await session.deleteModel(new URL(selection.model.url, location.href).href);
+    webmcp.update(); // its tools went with it
     if (loadedModel?.url === selection.model.url) {
       loadedModel = null;
       setComposerEnabled(false);

@@ -76,9 +76,27 @@ export class AssistantSession extends EventTarget {
   }
 
   registerTool(tool) {
-    this.pendingTools.push(tool);
+    this.pendingTools = [...this.pendingTools.filter((pending) => pending.name !== tool.name), tool];
     this.agent?.registerTool(tool);
     this.#warmUp();
+  }
+
+  /** Removes a host tool registered with registerTool (a page's WebMCP tool that went away). */
+  unregisterTool(name) {
+    this.pendingTools = this.pendingTools.filter((tool) => tool.name !== name);
+    this.agent?.unregisterTool(name);
+    this.#warmUp();
+  }
+
+  /** What an outside agent (WebMCP) may be offered: [{name, description, parameters, read_only}]. */
+  async offeredTools() {
+    return this.agent ? this.agent.offeredTools() : [];
+  }
+
+  /** A call from an outside agent (web/webmcp/offer.js): shown as its own card; resolves to {ok, result}. */
+  async callForOutsideAgent(name, args) {
+    if (!this.agent) throw new Error("BotPsy has no model loaded, so its tools are not available right now");
+    return this.agent.callForOutsideAgent(name, args);
   }
 
   setSettings(settings) {
@@ -180,6 +198,10 @@ export class AssistantSession extends EventTarget {
 
   // --- agent events ---------------------------------------------------------
   #onAgentEvent(event) {
+    if (event.caller === "outside_agent") {
+      this.#onOutsideAgentEvent(event);
+      return;
+    }
     const turn = this.turn;
     if (!turn) return;
     switch (event.type) {
@@ -207,15 +229,7 @@ export class AssistantSession extends EventTarget {
       case "tool_result": {
         const card = turn.findCard(event.id, event.name);
         if (card) {
-          const failed = event.ok === false;
-          card.setResult({
-            result: failed ? null : event.result,
-            error: failed ? String(event.result ?? event.error ?? "failed") : event.error,
-            durationMs: event.duration_ms ?? event.durationMs,
-            untrusted: Boolean(event.untrusted),
-            untrustedSource: event.untrusted_source ?? null,
-            storedMarked: event.stored_marked ?? null,
-          });
+          card.setResult(cardResult(event));
           this.#emit("toolcall", card.record);
         }
         break;
@@ -231,8 +245,28 @@ export class AssistantSession extends EventTarget {
     }
   }
 
+  // An outside agent's call (web/webmcp/) is not part of a turn: its card stands alone in the log.
+  #onOutsideAgentEvent(event) {
+    this.outsideCards ??= new Map();
+    if (event.type === "tool_call") {
+      const card = this.view.addOutsideToolCall({ id: event.id, name: event.name, arguments: event.arguments });
+      this.outsideCards.set(event.id, card);
+      this.#emit("toolcall", card.record);
+    } else if (event.type === "confirmation") {
+      this.outsideCards.get(event.id)?.setStatus("awaiting");
+    } else if (event.type === "tool_result") {
+      const card = this.outsideCards.get(event.id);
+      this.outsideCards.delete(event.id);
+      if (card) {
+        card.setResult(cardResult(event));
+        this.#emit("toolcall", card.record);
+      }
+    }
+  }
+
   async #confirm(request) {
-    const card = this.turn?.findCard(request.id, request.name);
+    const card = request.caller === "outside_agent" ? this.outsideCards?.get(request.id)
+      : this.turn?.findCard(request.id, request.name);
     card?.setStatus("awaiting");
     const answer = await this.confirmDialog.ask(request);
     if (card) {
@@ -264,6 +298,19 @@ export class AssistantSession extends EventTarget {
   #emit(type, detail) {
     this.dispatchEvent(new CustomEvent(type, { detail }));
   }
+}
+
+/** What a tool card shows of a tool_result event. */
+function cardResult(event) {
+  const failed = event.ok === false;
+  return {
+    result: failed ? null : event.result,
+    error: failed ? String(event.result ?? event.error ?? "failed") : event.error,
+    durationMs: event.duration_ms ?? event.durationMs,
+    untrusted: Boolean(event.untrusted),
+    untrustedSource: event.untrusted_source ?? null,
+    storedMarked: event.stored_marked ?? null,
+  };
 }
 
 async function importPart(url, what) {

@@ -41,6 +41,21 @@ export class ChatView {
     return turn;
   }
 
+  /**
+   * A tool call an outside agent (the browser's own assistant, through WebMCP) asked for: not part
+   * of the conversation, so it stands alone, saying who asked. Returns its ToolCard.
+   */
+  addOutsideToolCall({ id, name, arguments: args }) {
+    this.#hideEmptyState();
+    const part = { type: "tool", id: id ?? null, name, arguments: args ?? {}, status: "running", result: null };
+    this.transcript.push({ role: "outside_agent", parts: [part], time: new Date().toISOString() });
+    const card = new ToolCard(part);
+    this.#append(el("article", { class: "message outside-call", "aria-label": "An outside agent asked" },
+      el("p", { class: "outside-call-note" }, "An outside assistant (your browser's agent) asked to use this tool."),
+      card.element));
+    return card;
+  }
+
   /** A line that is not part of the conversation: errors, notices. */
   addNotice(message, { kind = "info", hint = "" } = {}) {
     this.#hideEmptyState();

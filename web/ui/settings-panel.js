@@ -9,16 +9,18 @@ export const DEFAULT_SETTINGS = Object.freeze({
   toolChoices: {}, // {toolName: true|false} where the person changed the agent's default set
   allowNetwork: false,
   toolCalls: null, // null: the model's default ("auto" when its folder names a tool-call format)
+  offerWebmcp: false, // the enabled tools offered to the browser's own agents (web/webmcp/offer.js)
 });
 // The tools that reach the network (py/botpsy_agent/safety.py NETWORK_TOOLS): on with "Allow web fetches".
 const NETWORK_TOOLS = ["fetch_url"];
 
-export function loadSettings(storage = globalThis.localStorage) {
+/** defaults: DEFAULT_SETTINGS, or a site's own (a build-site --webmcp page offers its tools unless the person said no). */
+export function loadSettings(storage = globalThis.localStorage, defaults = DEFAULT_SETTINGS) {
   try {
     const saved = JSON.parse(storage?.getItem(STORAGE_KEY) || "{}");
-    return { ...DEFAULT_SETTINGS, ...saved };
+    return { ...defaults, ...saved };
   } catch {
-    return { ...DEFAULT_SETTINGS };
+    return { ...defaults };
   }
 }
 
@@ -55,10 +57,11 @@ export function agentSettings(settings, tools) {
 }
 
 export class SettingsPanel {
-  constructor({ thinking, temperature, temperatureValue, toolToggles, toolCount, network, toolCalls, onChange }) {
-    this.inputs = { thinking, temperature, temperatureValue, toolToggles, toolCount, network, toolCalls };
+  constructor({ thinking, temperature, temperatureValue, toolToggles, toolCount, network, toolCalls, offerWebmcp,
+                defaults = DEFAULT_SETTINGS, onChange }) {
+    this.inputs = { thinking, temperature, temperatureValue, toolToggles, toolCount, network, toolCalls, offerWebmcp };
     this.onChange = onChange;
-    this.settings = loadSettings();
+    this.settings = loadSettings(globalThis.localStorage, defaults);
     this.tools = [];
     thinking.checked = this.settings.thinking;
     temperature.value = String(this.settings.temperature);
@@ -67,6 +70,10 @@ export class SettingsPanel {
     if (toolCalls) {  // "" in the select stands for null (the model's default)
       toolCalls.value = this.settings.toolCalls ?? "";
       toolCalls.addEventListener("change", () => this.#update({ toolCalls: toolCalls.value || null }));
+    }
+    if (offerWebmcp) {  // not an agent setting: read as settings.offerWebmcp by the page (web/webmcp/offer.js)
+      offerWebmcp.checked = Boolean(this.settings.offerWebmcp);
+      offerWebmcp.addEventListener("change", () => this.#update({ offerWebmcp: offerWebmcp.checked }));
     }
     thinking.addEventListener("change", () => this.#update({ thinking: thinking.checked }));
     temperature.addEventListener("input", () => {

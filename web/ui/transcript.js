@@ -12,7 +12,7 @@ export function transcriptToMarkdown(transcript, { model = "", exportedAt = new 
       if (entry.files?.length) lines.push(`Attached: ${entry.files.join(", ")}`, "");
       continue;
     }
-    lines.push("## Assistant", "");
+    lines.push(entry.role === "outside_agent" ? "## An outside assistant asked" : "## Assistant", "");
     for (const part of entry.parts) {
       if (part.type === "text") lines.push(part.text, "");
       if (part.type === "thinking") lines.push("<details><summary>Thinking</summary>", "", part.text, "", "</details>", "");

@@ -50,6 +50,8 @@ AGENT_BUNDLE = "static/build/agent-py.zip"
 # Files of a model folder the app reads besides those its manifest lists.
 MODEL_EXTRA_FILES = ("manifest.json",)
 SITE_SERVICE_WORKER = "sw.js"
+# What `--webmcp` writes into the page's head: web/webmcp/offer.js siteOffersTools reads it.
+WEBMCP_OFFER_TAG = b'<meta name="botpsy-webmcp" content="offer">'
 BUILD_RECORD = "build.json"
 
 
@@ -65,6 +67,8 @@ class SiteOptions:
     base_url: str | None = None
     # Where the model folders will be served when not from the site itself, e.g. https://bucket.example.net/models/
     model_url: str | None = None
+    # Offer the page's enabled tools to visitors' browser agents (WebMCP) unless a visitor turns it off
+    offer_webmcp: bool = False
     # Compute each model's shipped prompt state (botpsy_web.prompt_state) into its folder and ship it
     prompt_states: bool = False
 
@@ -186,6 +190,14 @@ def model_files(folder: Path) -> list[str]:
 
 # --- writing ------------------------------------------------------------------------
 
+def with_webmcp_offer(page: bytes) -> bytes:
+    """index.html with the site owner's WebMCP offer turned on (the visitor's checkbox starts checked)."""
+    charset = b'<meta charset="utf-8">'
+    if page.count(charset) != 1:
+        raise SiteBuildError("index.html has no single <meta charset=\"utf-8\"> to put --webmcp's tag after")
+    return page.replace(charset, charset + b"\n  " + WEBMCP_OFFER_TAG, 1)
+
+
 def _place(source: Path, target: Path):
     """A copy, never a hard link: onnx refuses to load external data that has more than one link, so
     linking a model's weights into the site would break the exported folder for every onnx tool."""
@@ -232,6 +244,8 @@ def build_site(options: SiteOptions) -> BuiltSite:
 
     for path in app:
         data = (root / path).read_bytes()
+        if path == "index.html" and options.offer_webmcp:
+            data = with_webmcp_offer(data)
         if path.endswith(".js"):
             data = data.replace(RUNTIME_PREFIX.encode(), f"{vendor}/".encode())
         elif RUNTIME_PREFIX.encode() in data and path.endswith(".html"):
@@ -276,6 +290,7 @@ def build_site(options: SiteOptions) -> BuiltSite:
     (out / "Caddyfile").write_text(host_config.caddyfile(rules, site, base_url))
     (out / BUILD_RECORD).write_text(json.dumps({
         "vendor": vendor, "base_url": base_url, "model_url": options.model_url, "model_origins": list(model_origins),
+        "offer_webmcp": options.offer_webmcp,
         "app_bytes": built.app_bytes,
         "models": {name: sum(files.values()) for name, files in built.model_files.items()},
     }, indent=1))

@@ -1,4 +1,4 @@
-"""`botpsy-web build-site OUT [--models DIR ...] [--base-url URL] [--model-url URL]`."""
+"""`botpsy-web build-site OUT [--models DIR ...] [--base-url URL] [--model-url URL] [--webmcp]`."""
 
 from __future__ import annotations
 
@@ -25,6 +25,10 @@ def register(subparsers):
                         help="ship the models without the state of the page's default prompt (computed otherwise, in "
                              "headless Chromium, unless current: `botpsy-web prompt-state`); a first visit then "
                              "prefills it")
+    parser.add_argument("--webmcp", action="store_true",
+                        help="offer the page's enabled tools to visitors' browser agents (WebMCP) from the start; "
+                             "each visitor can still turn it off, and reading or changing their data still asks "
+                             "them (docs/webmcp.md)")
     parser.set_defaults(func=run)
 
 
@@ -36,7 +40,7 @@ def run(args) -> int:
         return 2
     try:
         built = build_site(SiteOptions(out=args.out, models=tuple(args.models), base_url=args.base_url,
-                                       model_url=args.model_url,
+                                       model_url=args.model_url, offer_webmcp=args.webmcp,
                                        prompt_states=args.prompt_states))
     except SiteBuildError as error:
         print(f"error: {error}")
