@@ -2,17 +2,18 @@
 Chromium 156 with --enable-features=WebMCP, driven as a browser agent does (Playwright's
 page.webmcp): off until the person turns it on; then exactly the tools the model sees, with its
 schemas; pure functions answer, reading the person's data and acting ask in the page; a denial is
-an error result; a tool turned off is withdrawn; nothing reaches another origin."""
+an error result; a tool turned off is withdrawn; nothing reaches another origin. Without the
+flag the page is as it was."""
 
 import asyncio
 import json
 
+from botpsy_web import REPO_ROOT
+from botpsy_web.app_page import open_app_with_model, send
 from botpsy_web.content_policy import app_policy
 from botpsy_web.site.build import with_webmcp_offer
 
-from botpsy_web import REPO_ROOT
-
-from .conftest import run_async
+from .conftest import ISOLATION_HEADERS, MODEL, run_async, scripted_worker_body, xml_call
 
 OFFER = "#offer-webmcp"
 STORED_NOTES = """() => new Promise((resolve, reject) => {
@@ -124,3 +125,25 @@ def test_a_site_owner_turns_it_on_for_visitors_who_can_turn_it_off(async_app):
             assert app.errors == []
 
     run_async(scenario)
+
+
+def test_without_webmcp_the_page_shows_no_setting_and_offers_nothing(browser, open_guarded_page, server,
+                                                                     model_folder, agent_bundle):
+    context, page, guard = open_guarded_page(browser, server)
+    body = scripted_worker_body([{"match": "17%", "outputs": [xml_call("calculator", expression="0.17 * 2340"),
+                                                                "It is 397.8."]}], model_folder)
+    context.route("**/web/runtime/model-worker.js", lambda route: route.fulfill(
+        status=200, body=body, content_type="text/javascript", headers=ISOLATION_HEADERS))
+    problems = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.on("console", lambda message: problems.append(message.text) if message.type in ("error", "warning") else None)
+    page.set_default_timeout(120_000)
+    open_app_with_model(page, server, MODEL)
+    assert page.evaluate("'modelContext' in document || 'modelContext' in navigator") is False
+    assert page.locator("#offer-webmcp-setting").is_hidden()
+    send(page, "What is 17% of 2,340?")
+    page.get_by_text("It is 397.8.").wait_for()
+    assert page.locator(".message.outside-call").count() == 0
+    assert problems == []
+    context.close()
+    guard.assert_clean()
