@@ -118,8 +118,17 @@ def test_a_site_owner_turns_it_on_for_visitors_who_can_turn_it_off(async_app):
             offered = await app.wait_until_offered(
                 [tool["name"] for tool in await app.page.evaluate("botpsy.session.tools()") if tool["enabled"]])
             assert "calculator" in offered
+
+            # Another script of the page registers a tool: the model gets it, the browser's agents
+            # keep getting only BotPsy's own (what the page registered is the page's to offer).
+            await app.page.evaluate("""() => document.modelContext.registerTool({name: 'weather_now',
+                description: 'The weather here.', inputSchema: {type: 'object', properties: {}},
+                annotations: {readOnlyHint: true}, execute: () => 'sunny'})""")
+            await app.page.wait_for_function(
+                "() => botpsy.session.tools().some((tool) => tool.name === 'weather_now' && tool.enabled)")
+            assert set(await app.offered()) == set(offered) | {"weather_now"}  # its own registration, once
             await app.page.locator(OFFER).uncheck()
-            await app.wait_until_offered(set())
+            await app.wait_until_offered({"weather_now"})
             stored = json.loads(await app.page.evaluate("localStorage.getItem('botpsy.settings.v2')"))
             assert stored["offerWebmcp"] is False  # remembered like the other settings
             assert app.errors == []
