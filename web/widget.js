@@ -73,7 +73,10 @@ export class BotpsyChat extends HTMLElement {
     const confirm = tool.confirm ?? true;
     this.session.registerTool({ ...tool, confirm, sideEffects: tool.sideEffects ?? confirm });
     this.hostToolNames.push(tool.name);
-    if (this.session.ready) this.#applyToolPolicy();
+    if (this.session.ready) {
+      this.pageTools?.refresh(); // a WebMCP tool of the same name now gives way to this one
+      this.#applyToolPolicy();
+    }
   }
 
   /** Loads the model and the agent (once); resolves to the runtime's load info. */

@@ -71,7 +71,8 @@ export class PageTools {
       const tool = current.get(entry.source);
       if (tool && toolKey(tool) === entry.key) continue;
       this.taken.delete(name);
-      this.session.unregisterTool(name);
+      // Given to the widget's registerTool since, under this very name: that registration replaced ours.
+      if (!(name === entry.source && skipped.has(entry.source))) this.session.unregisterTool(name);
       changed = true;
     }
     const sources = new Set([...this.taken.values()].map((entry) => entry.source));
