@@ -11,6 +11,7 @@ folder from any other source gets no figure rather than a guess.
 MEASURED_ON = "a 2-core CPU"
 DECODE_TOKENS_PER_SECOND = {
     "qwen2.5-coder-0.5b": {"q8": 13.95},  # 2026-12-03, bench/bench-0.5b.md
+    "qwen2.5-coder-1.5b": {"q8": 7.29},   # 2026-12-05, bench/RESULTS.md (issue 43)
 }
 
 
