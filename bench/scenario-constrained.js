@@ -16,7 +16,7 @@ async function run(prompt, options) {
     tokens.push(chunk.tokenId);
     pieces.push(chunk.text);
   }
-  return {tokens: tokens.length, text: pieces.join(""), stats};
+  return {tokens: tokens.length, tokenIds: tokens, text: pieces.join(""), stats};
 }
 
 /**
@@ -45,11 +45,11 @@ export async function start({folderUrl, backend, dtype, prefix, spec}) {
 
 /** One greedy run of maxTokens tokens, constrained (spec) or free (spec null); draftTokens as in generate. */
 export async function decode({prompt, spec, maxTokens, draftTokens}) {
-  const {tokens, text, stats} = await run(prompt, {
+  const {tokens, tokenIds, text, stats} = await run(prompt, {
     maxTokens, temperature: 0, stopOnEos: false, reusePrefix: true, draftTokens, logitsProcessors: spec ? [spec] : []});
-  return {tokens, text, decodeMs: stats.decodeMs, tokensPerSecond: stats.tokensPerSecond,
-          maskMs: stats.grammarMaskMs ?? 0, masks: stats.grammarMasks ?? 0, draftedTokens: stats.draftedTokens,
-          acceptedDraftTokens: stats.acceptedDraftTokens};
+  return {tokens, tokenIds, text, decodeMs: stats.decodeMs, tokensPerSecond: stats.tokensPerSecond,
+          maskMs: stats.grammarMaskMs ?? 0, masks: stats.grammarMasks ?? 0, masksSkipped: stats.grammarMasksSkipped ?? 0, draftedTokens: stats.draftedTokens,
+          acceptedDraftTokens: stats.acceptedDraftTokens, decodePhaseMs: stats.decodePhaseMs};
 }
 
 /** Compile time of a grammar the worker has not compiled yet. */

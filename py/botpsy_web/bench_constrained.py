@@ -6,7 +6,9 @@ it), decoded greedily for CONSTRAINED_TOKENS tokens with the tool-call grammar (
 worker, runs alternating. The two outputs differ (that is the point), and guessed tokens
 (draft-feeder.js) hold more or less often depending on the text, so the ratio
 `constrained_decode_vs_free` compares one token per call (draftTokens 0): what the grammar
-costs per token; the same with guessing on is reported beside it. Also: the mask time per
+costs per token; the same with guessing on is reported beside it, and constrained with a mask
+at every step (the processor's `everyMask`: greedy otherwise masks only where the best token is
+refused, tool-call-grammar.js). Also: the mask time per
 token, the compile time of the 14 tools' grammar (a variant not compiled yet each run), the
 vocabulary table's setup (once per load), the warm-up prefill with and without the grammar,
 and the compile time left for the first token after that warm-up (0: done in warm-up). The
@@ -27,6 +29,8 @@ CONSTRAINED_TOKENS = 64
 FIGURE_ROWS = (
     ("constrained decode, 1/call (tok/s)", "constrained_decode_tok_s", "{:.2f}"),
     ("  same prompt unconstrained (tok/s)", "constrained_free_decode_tok_s", "{:.2f}"),
+    ("  constrained, every step masked (tok/s)", "constrained_decode_tok_s_every_mask", "{:.2f}"),
+    ("  masks skipped (greedy)", "grammar_masks_skipped_share", "{:.0%}"),
     ("  constrained, guessing on (tok/s)", "constrained_decode_tok_s_drafted", "{:.2f}"),
     ("  unconstrained, guessing on (tok/s)", "constrained_free_decode_tok_s_drafted", "{:.2f}"),
     ("  grammar mask per token (ms)", "grammar_mask_ms_per_token", "{:.3f}"),
@@ -72,27 +76,38 @@ def measure_constrained(page, load_options: dict, folder: Path, repeats: int, lo
     try:
         compiles = [_call(page, "compileOnly", {"prompt": prefix, "spec": agent_prompt(folder, run)[2]})
                     for run in range(repeats)]
-        runs = {key: [] for key in ("free", "constrained", "free_drafted", "constrained_drafted")}
+        every_mask = {**spec, "args": {**spec["args"], "everyMask": True}}
+        runs = {key: [] for key in ("free", "constrained", "every_mask", "free_drafted", "constrained_drafted")}
         for run in range(repeats):
-            for key, grammar, draft in (("free", None, 0), ("constrained", spec, 0),
+            for key, grammar, draft in (("free", None, 0), ("constrained", spec, 0), ("every_mask", every_mask, 0),
                                         ("free_drafted", None, None), ("constrained_drafted", spec, None)):
                 runs[key].append(_call(page, "decode", {"prompt": prompt, "spec": grammar,
                                                         "maxTokens": CONSTRAINED_TOKENS, "draftTokens": draft}))
             log(f"    run {run + 1}: {runs['constrained'][-1]['tokensPerSecond']:.2f} tok/s constrained, "
+                f"{runs['every_mask'][-1]['tokensPerSecond']:.2f} every step masked, "
                 f"{runs['free'][-1]['tokensPerSecond']:.2f} free (one token per call); compile {compiles[run]:.0f} ms")
     finally:
         _call(page, "stop")
     constrained = runs["constrained"]
     masks = sum(run["masks"] for run in constrained)
+    skipped = sum(run["masksSkipped"] for run in constrained)
     rate = lambda key: statistics.median(run["tokensPerSecond"] for run in runs[key])  # noqa: E731
     return {
         "constrained_decode_tok_s": rate("constrained"),
         "constrained_decode_tok_s_runs": [run["tokensPerSecond"] for run in constrained],
         "constrained_free_decode_tok_s": rate("free"),
         "constrained_free_decode_tok_s_runs": [run["tokensPerSecond"] for run in runs["free"]],
+        "constrained_decode_tok_s_every_mask": rate("every_mask"),
+        "constrained_decode_tok_s_every_mask_runs": [run["tokensPerSecond"] for run in runs["every_mask"]],
+        "constrained_same_tokens_every_mask": all(
+            a["tokenIds"] == b["tokenIds"] for a, b in zip(constrained, runs["every_mask"])),
+        "grammar_masks_skipped_share": skipped / (skipped + masks) if skipped + masks else None,
+        "grammar_mask_ms_per_token_every_mask": (sum(run["maskMs"] for run in runs["every_mask"]) /
+                                                 max(1, sum(run["masks"] for run in runs["every_mask"]))),
         "constrained_decode_tok_s_drafted": rate("constrained_drafted"),
         "constrained_free_decode_tok_s_drafted": rate("free_drafted"),
-        "grammar_mask_ms_per_token": sum(run["maskMs"] for run in constrained) / masks if masks else None,
+        "grammar_mask_ms_per_token": (sum(run["maskMs"] for run in constrained) / (masks + skipped)
+                                      if masks + skipped else None),
         "grammar_compile_ms": statistics.median(compiles),
         "grammar_compile_ms_runs": compiles,
         "grammar_engine_setup_ms": started["engineSetupMs"],

@@ -227,7 +227,7 @@ def test_auto_leaves_text_before_a_call_byte_identical(models, runtime_page, key
         assert constrained["text"] == free["text"]
     else:
         assert constrained["text"][:cut] == free["text"][:cut]
-    assert constrained["stats"]["grammarMasks"] > 0
+    assert constrained["stats"]["grammarMasks"] + constrained["stats"]["grammarMasksSkipped"] > 0  # greedy skips masks
 
 
 @pytest.mark.parametrize("key", ["qwen", "smol"])

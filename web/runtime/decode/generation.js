@@ -98,7 +98,9 @@ export async function prefill(loaded, promptIds, hooks, {persist = false, logits
 export async function generate(loaded, promptIds, rawOptions, hooks) {
   checkPromptIds(promptIds, loaded.manifest);
   const options = normalizeGenerateOptions(rawOptions, loaded.manifest);
-  const processors = await createLogitsProcessors(options.logitsProcessors, processorContext(loaded));
+  // greedy: the pick is the best token after the processors (a grammar may then skip its mask)
+  const greedy = options.temperature === 0 && options.repetitionPenalty === 1;
+  const processors = await createLogitsProcessors(options.logitsProcessors, {...processorContext(loaded), greedy});
   try {
     return await runGeneration(loaded, promptIds, options, processors, hooks);
   } finally {

@@ -3,7 +3,8 @@
 // chosen token, so it can mask what a grammar does not allow ("tool-call-grammar":
 // grammar/tool-call-grammar.js).
 //
-// A factory gets (args, context) with context = {tokenizer, manifest, vocabSize} and
+// A factory gets (args, context) with context = {tokenizer, manifest, vocabSize, greedy} (greedy:
+// the token picked is the highest logit after every processor, nothing changes logits after them) and
 // returns (or resolves to: compiling a grammar is async) an object with
 //   process(logits, tokenIds)  edits logits in place; may return a promise, which the
 //                              decode loop then awaits (only then: the free path stays sync)
