@@ -20,6 +20,7 @@ failing model or template ends the turn with an "error" event.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import json
 import os
 import time
@@ -135,6 +136,7 @@ class Agent:
             self._cancelled = False
         prompt, output = None, ""
         previous_calls = None
+        repeat_run = False  # a repeat the model insisted on was run (once per turn)
         for step in range(1, self.options.max_steps + 1):
             if self._cancelled and step == 1:  # stopped before the model said anything
                 self.conversation.add_assistant("", "", [])
@@ -169,15 +171,32 @@ class Agent:
             if calls and self.options.stop_repeated_calls and _same_calls(parser.calls, previous_calls):
                 # The model wrote again the very calls whose results it was just given: a loop
                 # small models fall into (Qwen2.5-Coder-0.5B writes the calculator call after its
-                # result until the step limit, whatever the prompt: bench/RESULTS.md). They do not
-                # run again, and the turn ends: the results are what the person gets.
-                self.conversation.add_assistant(parser.text, parser.thinking, [])
-                names = ", ".join(dict.fromkeys(call.name or "?" for call in parser.calls))
-                yield {"type": "error", "message": f"The model called {names} again with the same "
-                                                   "arguments instead of answering.",
-                       "hint": "Its result is above."}
-                yield self._final(parser.text.strip(), step)
-                return
+                # result until the step limit: bench/RESULTS.md). They are not run again; the
+                # model is asked for its answer from the results it has, with calls forbidden.
+                # Only a model that writes the calls even then (it ignores the constraint: a
+                # multi-part request reading the same thing twice on purpose, AgentDojo's
+                # workspace user_task_36) gets them run, once.
+                for call_id, call in calls:
+                    yield {"type": "tool_call", "id": f"{call_id}_repeated", "name": call.name,
+                           "arguments": call.arguments, "error": REPEATED_CALL}
+                answer = None
+                async for event in self._answer_from_results(prompt):
+                    if event["type"] == "answer":
+                        answer = event["parser"]
+                    else:
+                        yield event
+                if answer is None:  # the model failed; its error event is out
+                    return
+                if answer.calls and not repeat_run:
+                    repeat_run = True
+                    parser, output = answer, answer.output
+                    calls = [(f"call_{len(self.conversation.messages)}_{index}", call)
+                             for index, call in enumerate(parser.calls)]
+                else:
+                    text = answer.text.strip() or self._words_from_results()
+                    self.conversation.add_assistant(text, answer.thinking, [])
+                    yield self._final(text, step, answered_from_results=True)
+                    return
             previous_calls = parser.calls
             self.conversation.add_assistant(parser.text, parser.thinking, calls)
             if not calls:
@@ -197,17 +216,52 @@ class Agent:
                                            "without a final answer"}
         yield self._final("", self.options.max_steps)
 
-    def _final(self, text: str, steps: int, cancelled: bool = False) -> dict:
+    def _final(self, text: str, steps: int, cancelled: bool = False, answered_from_results: bool = False) -> dict:
         """The turn's final event. Its untrusted_reads come from the tool results the loop marked
         untrusted (the same ones that make the gate ask again), never from the model's text: the
         model can neither add nor remove them."""
         event = {"type": "final", "text": text, "steps": steps}
         if cancelled:
             event["cancelled"] = True
+        if answered_from_results:
+            event["answered_from_results"] = True
         reads = self.conversation.untrusted_reads()
         if reads:
             event["untrusted_reads"] = [read.as_event() for read in reads]
         return event
+
+    async def _answer_from_results(self, prompt: str) -> AsyncIterator[dict]:
+        """One more generation from `prompt` with tool calls forbidden: the model's words from the
+        results it already has. Yields its text events, then {"type": "answer", "parser"} (the
+        parser also carries `output`, the raw text), or an error event when the model fails."""
+        yield {"type": "answer_from_results", "reason": "the model repeated its previous calls"}
+        schemas = {tool.name: tool.parameters for tool in self.active_tools()}
+        parser = ModelOutputParser(self.chat_format.tool_call_format, schemas,
+                                   thinking=prompt_leaves_thinking_open(prompt))
+        options = self._generation_options(prompt, first_step=False, mode="none")
+        pieces = []
+        try:
+            async with contextlib.aclosing(self.model.generate(prompt, options)) as stream:
+                async for chunk in stream:
+                    pieces.append(chunk)
+                    for event in _stream_events(parser.feed(chunk)):
+                        yield event
+            for event in _stream_events(parser.finish()):
+                yield event
+        except Exception as error:
+            yield {"type": "error", "message": error_text(error)}
+            return
+        parser.output = "".join(pieces)
+        yield {"type": "answer", "parser": parser}
+
+    def _words_from_results(self) -> str:
+        """When the model has no words of its own: the last step's results, as they came."""
+        results = []
+        for message in reversed(self.conversation.messages):
+            if message["role"] != "tool":
+                break
+            results.append(f"{message.get('name') or 'the tool'} returned: {message['content']}")
+        return "\n".join(reversed(results))
 
     def _next_prompt(self, previous_prompt: str | None, previous_output: str) -> str:
         """First step: the whole conversation. Later steps extend the previous prompt."""
@@ -286,7 +340,9 @@ class Agent:
         if call.error:
             return f"Error: MalformedToolCall: {call.error}. Valid tools: {valid}"
         if tool is None:
-            return f"Error: UnknownTool: there is no tool named {call.name!r}. Valid tools: {valid}"
+            closest = closest_tool_names(call.name or "", [t.name for t in self.active_tools()])
+            hint = f" The closest: {', '.join(closest)}." if closest else ""
+            return f"Error: UnknownTool: there is no tool named {call.name!r}.{hint} Valid tools: {valid}"
         refusal = network_refusal(tool, self.context.settings.allow_network)
         if refusal:
             return f"Error: NetworkDisabled: {refusal}"
@@ -295,17 +351,21 @@ class Agent:
             return f"Error: InvalidArguments for {tool.name}: {'; '.join(issues)}"
         return None
 
-    def _generation_options(self, prompt: str, first_step: bool = True) -> dict:
+    def _generation_options(self, prompt: str, first_step: bool = True, mode: str | None = None) -> dict:
         options = {"maxTokens": self.options.max_tokens, "temperature": self.options.temperature}
-        processors = self.logits_processors(prompt, first_step)
+        processors = self.logits_processors(prompt, first_step, mode)
         if processors:
             options["logitsProcessors"] = processors
         return options
 
-    def logits_processors(self, prompt: str | None = None, first_step: bool = True) -> list[dict]:
+    def logits_processors(self, prompt: str | None = None, first_step: bool = True,
+                          mode: str | None = None) -> list[dict]:
         """The runtime's logits processors for a generation from `prompt` (default: the next
-        turn's first): the tool-call grammar of the tools the prompt offers, per options.tool_calls."""
-        mode = self.options.tool_calls
+        turn's first): the tool-call grammar of the tools the prompt offers, per options.tool_calls
+        (or `mode`, when the loop forbids calls for one answer: "none", unless calls are "off")."""
+        configured = self.options.tool_calls
+        if mode is None or configured == "off":
+            mode = configured
         if not first_step and mode not in ("none", "off"):
             mode = "auto"
         if prompt is None:
@@ -314,6 +374,22 @@ class Agent:
                                      self.chat_format.tool_call_format, mode,
                                      thinking=prompt_leaves_thinking_open(prompt))
         return [spec] if spec else []
+
+
+REPEATED_CALL = "not run again: the same call as the step before (its result is above)"
+
+
+def closest_tool_names(name: str, offered: list[str], count: int = 3) -> list[str]:
+    """The offered tools whose names look most like `name` (an invented `calculate_units` ->
+    calculator, convert_units): close spellings first, then shared words."""
+    close = difflib.get_close_matches(name, offered, n=count, cutoff=0.5)
+    words = set(name.lower().replace("-", "_").split("_")) - {""}
+    for tool_name in offered:
+        if len(close) >= count:
+            break
+        if tool_name not in close and words & set(tool_name.split("_")):
+            close.append(tool_name)
+    return close
 
 
 def _same_calls(calls: list, previous: list | None) -> bool:

@@ -21,12 +21,14 @@ class ScriptedModel:
         self.chunk_size = chunk_size
         self.prompts: list[str] = []
         self.generated: list[str] = []
+        self.options: list[dict] = []  # each generation's options (its logits processors: the grammar)
 
     async def generate(self, prompt: str, options: dict | None = None) -> AsyncIterator[str]:
         if len(self.prompts) >= len(self.outputs):
             raise ScriptExhausted(f"the scripted model has only {len(self.outputs)} outputs")
         entry = self.outputs[len(self.prompts)]
         self.prompts.append(prompt)
+        self.options.append(options or {})
         output = entry(prompt) if callable(entry) else entry
         self.generated.append(output)
         for start in range(0, len(output), self.chunk_size):

@@ -238,19 +238,34 @@ def test_the_prompt_prefix_is_how_every_prompt_of_the_next_turn_starts():
     assert agent.model.prompts[-1][len(later):].startswith("still there?")
 
 
-def test_a_call_repeated_at_once_does_not_run_again_and_ends_the_turn():
-    """Qwen2.5-Coder-0.5B writes the calculator call again after its result, until the step limit.
-    The same calls again do not run; the turn ends saying why, the first result standing."""
-    agent = make_agent([xml_call("divide", a=1, b=4)] * 5)
+def test_a_call_repeated_at_once_is_not_run_again_and_the_model_answers_from_its_result():
+    """Qwen2.5-Coder-0.5B writes the calculator call again after its result. The same calls again
+    do not run; the model is asked once more, with calls forbidden, and the person gets its words."""
+    agent = make_agent([xml_call("divide", a=1, b=4), xml_call("divide", a=1, b=4), "1/4 is 0.25."])
     events = run(agent, "What is 1/4?")
     assert [r["result"] for r in of_type(events, "tool_result")] == ["0.25"]
-    assert len(of_type(events, "tool_call")) == 1 and len(agent.model.prompts) == 2
-    [error] = of_type(events, "error")
-    assert error["message"] == "The model called divide again with the same arguments instead of answering."
-    assert error["hint"] == "Its result is above."
-    assert events[-1] == {"type": "final", "text": "", "steps": 2}
+    repeated = of_type(events, "tool_call")[1]
+    assert repeated["name"] == "divide" and repeated["error"].startswith("not run again")
+    assert len(of_type(events, "answer_from_results")) == 1 and not of_type(events, "error")
+    assert events[-1] == {"type": "final", "text": "1/4 is 0.25.", "steps": 2, "answered_from_results": True}
+    # the answer is generated from the prompt the repeat came from, with calls forbidden
+    assert agent.model.prompts[2] == agent.model.prompts[1]
+    forbidden = agent.logits_processors(agent.model.prompts[2], first_step=False, mode="none")
+    assert agent.model.options[2]["logitsProcessors"] == forbidden != agent.model.options[1]["logitsProcessors"]
     assert [m["role"] for m in agent.conversation.messages] == ["user", "assistant", "tool", "assistant"]
-    assert "tool_calls" not in agent.conversation.messages[-1] or not agent.conversation.messages[-1]["tool_calls"]
+    assert agent.conversation.messages[-1]["content"] == "1/4 is 0.25."
+
+
+def test_a_model_that_ignores_the_constraint_gets_its_repeat_run_once_then_the_results_as_words():
+    """A model that writes the calls even when asked for words (an unconstrained loop, or a
+    request that reads the same thing twice on purpose: AgentDojo's workspace user_task_36) has
+    the repeat run once; repeating again ends the turn with the results, never a bare notice."""
+    agent = make_agent([xml_call("divide", a=1, b=4)] * 5)
+    events = run(agent, "What is 1/4?")
+    assert [r["result"] for r in of_type(events, "tool_result")] == ["0.25", "0.25"]
+    assert len(agent.model.prompts) == 5 and not of_type(events, "error")
+    assert events[-1] == {"type": "final", "text": "divide returned: 0.25", "steps": 3,
+                          "answered_from_results": True}
 
 
 def test_a_repeated_call_with_other_arguments_runs():
@@ -258,3 +273,12 @@ def test_a_repeated_call_with_other_arguments_runs():
     events = run(agent, "1/4 and 1/5")
     assert [r["result"] for r in of_type(events, "tool_result")] == ["0.25", "0.2"]
     assert events[-1]["text"] == "0.25 and 0.2"
+
+
+def test_an_invented_tool_gets_an_error_naming_the_closest_offered_tools_and_the_model_tries_again():
+    agent = make_agent([xml_call("divide_numbers", a=1, b=4), xml_call("divide", a=1, b=4), "0.25"])
+    events = run(agent, "What is 1/4?")
+    first, second = of_type(events, "tool_result")
+    assert first["ok"] is False and "UnknownTool" in first["result"]
+    assert "The closest: divide." in first["result"]
+    assert second["result"] == "0.25" and events[-1]["text"] == "0.25"

@@ -61,8 +61,9 @@ PROSE_REPLIES = {
     "a fence with prose after it": f"```json\n{CALL_JSON}\n```\nThis calls the calculator.",
     "two call objects": f"{CALL_JSON}\n{CALL_JSON}",
     "two fences": f"```json\n{CALL_JSON}\n```\n```json\n{CALL_JSON}\n```",
-    "a tool nobody offered": '{"name": "cat_joke", "arguments": {}}',
-    "a name that starts like a tool's": '{"name": "calc", "arguments": {}}',
+    "a tool nobody offered, without arguments": '{"name": "cat_joke"}',
+    "a tool nobody offered, cut off": '{"name": "calculate_units", "arguments": {"value": 1',
+    "a name with a space": '{"name": "Alice Smith", "arguments": {}}',
     "name is not the first key": '{"arguments": {"expression": "1"}, "name": "calculator"}',
     "an escape in the name": '{"name": "calcul\\u0061tor", "arguments": {}}',
     "JSON data": '{"name": "Alice", "age": 31}',
@@ -82,11 +83,30 @@ def test_json_anywhere_else_stays_prose_exactly_as_written(case, chunk_size):
     assert "".join(event.text for event in events if event.kind == "text") == output
 
 
+INVENTED_CALLS = {
+    "bare": ('{"name": "calculate_units", "arguments": {"value": 17, "from": "km"}}', "bare_json"),
+    "fenced": ('```json\n{"name": "calc", "parameters": {"x": "17% of 2,340"}}\n```', "fenced_json"),
+}
+
+
+@pytest.mark.parametrize("chunk_size", CHUNKINGS)
+@pytest.mark.parametrize("case", sorted(INVENTED_CALLS))
+def test_a_call_of_a_tool_nobody_offered_is_a_call_the_agent_can_refuse(case, chunk_size):
+    """Qwen2.5-Coder-0.5B invents tools (`calculate_units`); shown as a code block, that ended the
+    turn with no answer. Read as a call, it gets an UnknownTool error naming the closest tools."""
+    output, opening = INVENTED_CALLS[case]
+    parser, events = parse(output, chunk_size)
+    [(name, arguments, error, read_opening)] = read(parser)
+    assert name == json.loads(output.strip("`json\n"))["name"] and error is None and read_opening == opening
+    assert arguments and parser.text.strip() == ""
+    assert not any(event.kind == "text" and event.text.strip() for event in events)
+
+
 def test_prose_is_released_as_soon_as_it_cannot_be_a_call():
     parser = ModelOutputParser("hermes_json", SCHEMAS)
-    assert parser.feed("{") == [] and parser.feed('"name": "cal') == []  # could still be calculator
-    shown = parser.feed("x")  # no tool's name starts "calx"
-    assert "".join(event.text for event in shown) == '{"name": "calx'
+    assert parser.feed("{") == [] and parser.feed('"name": "cal') == []  # could still be a call
+    shown = parser.feed(" x")  # no tool's name has a space
+    assert "".join(event.text for event in shown) == '{"name": "cal x'
     parser = ModelOutputParser("hermes_json", SCHEMAS)
     assert "".join(event.text for event in parser.feed("```py")) == "```py"
 

@@ -14,25 +14,33 @@ on them only at the start of the output):
 - the reply's visible text (what follows a <think> block, if any) starts, after whitespace,
   with the object, or with a fence line "```" or "```json" (spaces allowed before its
   newline) and then the object;
-- the object's first key is "name", and its value names an offered tool;
+- the object's first key is "name", and its value names an offered tool, or names a tool
+  nobody offered (letters, digits, "_", "-", ".") while the object also has "arguments" (or
+  "parameters"): a model inventing `calculate_units` wrote a call, and the agent answers it
+  with an error naming the closest offered tools, so the model can try again; shown to the
+  person as a code block, it would end the turn with no answer;
 - after the object comes only whitespace, or, in a fence, whitespace, the closing "```"
   (which the end of the output may cut short) and whitespace.
 Anything else is prose: JSON in the middle of a sentence, a fenced block with prose before or
-after it, an object whose name is no offered tool (a model inventing `cat_joke`), a second
-object. A reply that reads as such a call but does not decode (`arguments` not an object,
-broken JSON) is a call with `error` set, reported to the model like any malformed call; one
-cut off by the end of the output is a call cut off.
+after it, an object with an unknown name and no arguments (JSON data: `{"name": "Alice",
+"age": 31}`), a second object. A reply that reads as a call of an offered tool but does not
+decode (`arguments` not an object, broken JSON) is a call with `error` set, reported to the
+model like any malformed call; one cut off by the end of the output is a call cut off (an
+invented one that does not decode, or is cut off, stays prose).
 
 Until it is decided, the reply is held back: shown neither as text nor as a forming call, so
 nothing is shown and then taken back. Prose gives itself away within a few characters (a "{"
-not followed by "name", a name no tool starts with, a ```python fence); a call is known only
-at the end of the output.
+not followed by "name", a name with a space, a ```python fence); a call is known only at the
+end of the output.
 
 OPENING_STATES spells the opening, up to the name's first quote, as a small automaton: read
 here to parse, and by grammar/reply_openings.py to constrain the same openings.
 """
 
 from __future__ import annotations
+
+import json
+import string
 
 from .call_formats import JsonStringScan, ParsedCall, Schemas, decode_hermes_json
 
@@ -41,6 +49,8 @@ WHITESPACE = " \t\n\r"
 START = "start"
 CUT_OFF = "the tool call was cut off before it was complete"
 FENCE = "```"
+NAME_CHARACTERS = frozenset(string.ascii_letters + string.digits + "_-.")
+MAX_NAME_CHARS = 64
 
 
 def _object_states(prefix: str, accept: str) -> dict[str, dict[str, str]]:
@@ -102,10 +112,29 @@ class JsonReply:
         """At the end of the output: the call, or None when the held text is prose."""
         if self.prose or self.name is None:
             return None
+        if self.name not in self.tool_names:
+            return self._invented_call(schemas)
         if self._object_end is None:
             call = ParsedCall(self.name, raw=self.held[self._object_start:], error=CUT_OFF)
         else:
             call = decode_hermes_json(self.held[self._object_start:self._object_end], schemas)
+        call.opening = self.opening
+        return call
+
+    def _invented_call(self, schemas: Schemas) -> ParsedCall | None:
+        """A call of a tool nobody offered, when the object decodes and carries arguments."""
+        if self._object_end is None:
+            return None
+        body = self.held[self._object_start:self._object_end]
+        try:
+            data = json.loads(body)
+        except ValueError:
+            return None
+        if not isinstance(data, dict) or not ({"arguments", "parameters"} & data.keys()):
+            return None
+        call = decode_hermes_json(body, schemas)
+        if call.error:
+            return None
         call.opening = self.opening
         return call
 
@@ -138,14 +167,14 @@ class JsonReply:
         return self._only_the_end_follows(self.held[self._object_end:])
 
     def _read_name(self) -> bool:
-        """Reads the name's characters; False once no offered tool can be meant."""
+        """Reads the name's characters; False once it cannot be a tool's name."""
         close = self.held.find('"', self._name_start)
         written = self.held[self._name_start:close if close >= 0 else len(self.held)]
-        if "\\" in written or not any(name.startswith(written) for name in self.tool_names):
+        if not set(written) <= NAME_CHARACTERS or len(written) > MAX_NAME_CHARS:
             return False
         if close < 0:
             return True
-        if written not in self.tool_names:
+        if not written:
             return False
         self.name = written
         # The object is scanned from its "{" (its strings and nesting decide where it ends).
