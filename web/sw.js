@@ -57,6 +57,7 @@ const PRECACHE = [
   "web/agent/agent-host.js", "web/agent/agent-worker.js", "web/agent/rpc-channel.js", "web/agent/approvals.js",
   "web/agent/confirmed-fetch.js", "web/agent/host-tool-spec.js", "web/agent/user-files.js",
   "web/agent/indexeddb-store.js", "web/agent/python-runtime.js", "web/agent/turn-stats.js",
+  "web/webmcp/model-context.js", "web/webmcp/offer.js", "web/webmcp/page-tools.js", "web/webmcp/both-ways.js",
   // run_python's sandbox: the page builds its frame from these bytes, so it starts offline too
   // (web/sandbox/sandbox-client.js), even on a page that never used it online.
   "web/sandbox/sandbox-client.js", "web/sandbox/protocol.js", "web/sandbox/sandbox.html",

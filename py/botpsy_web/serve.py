@@ -29,6 +29,8 @@ from botpsy_web import REPO_ROOT
 from botpsy_web.content_policy import BadPolicyRequest
 from botpsy_web.model_speeds import MEASURED_ON, decode_speeds
 from botpsy_web.site.headers import MIME_TYPES, NOTHING_ALLOWED, content_type, policy_for, response_headers
+from botpsy_web.prompt_state.key import INDEX_NAME as PROMPT_STATES_INDEX
+from botpsy_web.prompt_state.key import empty_index
 
 DEFAULT_MODELS_DIR = REPO_ROOT / "static" / "models"
 MODELS_URL_PREFIX = "/models/"
@@ -86,8 +88,12 @@ class BotpsyRequestHandler(SimpleHTTPRequestHandler):
 
     def do_GET(self):
         self.policy = NOTHING_ALLOWED
-        if urlsplit(self.path).path == MODELS_URL_PREFIX + "index.json":
+        url_path = urlsplit(self.path).path
+        if url_path == MODELS_URL_PREFIX + "index.json":
             return self._send_json({"models": list_models(self.models_dir)})
+        if url_path.endswith("/" + PROMPT_STATES_INDEX) and not Path(self.translate_path(self.path)).is_file() \
+                and (Path(self.translate_path(self.path)).parent / "manifest.json").is_file():
+            return self._send_json(empty_index())  # a folder that ships no prompt state: not a 404
         return self._serve_file(head_only=False)
 
     def do_HEAD(self):

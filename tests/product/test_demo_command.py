@@ -81,6 +81,9 @@ def test_demo_serves_the_page_with_offline_headers_and_prints_the_url(tmp_path):
             assert response.headers["Cross-Origin-Embedder-Policy"] == "require-corp"
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/static/build/agent-py.zip") as response:
             assert response.read(2) == b"PK"
+        # A folder that ships no prompt state answers an empty index (a 404 is a console error).
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/models/served-model/prompt-states.json") as response:
+            assert json.loads(response.read())["states"] == []
     finally:
         process.terminate()
         process.wait(timeout=10)

@@ -56,6 +56,14 @@ def test_the_site_holds_the_app_its_runtime_files_and_the_models_manifest_files_
     assert json.loads((site.site / "models" / "index.json").read_text())["models"][0]["url"] == "fake-model/"
 
 
+def test_a_folder_without_a_shipped_prompt_state_gets_an_empty_index_not_a_404(site):
+    # The page always asks for models/<name>/prompt-states.json; a 404 would be an error line in
+    # the visitor's console.
+    index = json.loads((site.site / "models" / "fake-model" / "prompt-states.json").read_text())
+    assert index == {"format": "botpsy-prompt-states", "version": 1, "states": []}
+    assert "models/fake-model/prompt-states.json" in site.files
+
+
 def test_the_models_files_are_copied_so_the_exported_folder_stays_loadable_by_onnx(tmp_path, agent_bundle):
     # onnx refuses external data with more than one hard link: linking would break the export.
     model = fake_model(tmp_path)

@@ -8,10 +8,12 @@ index entry. Nothing here renders the prompt or runs the model: the page does, a
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -70,7 +72,7 @@ def ship_prompt_state(folder: Path, *, dtype: str | None = None, force: bool = F
 
     log(f"Computing the prompt state of {folder.name} (wasm {dtype}) in headless Chromium…")
     started = time.perf_counter()
-    packed, described = _compute_in_page(folder, dtype)
+    packed, described = _outside_event_loops(_compute_in_page, folder, dtype)
     seconds = time.perf_counter() - started
     name = state_file_name(dtype)
     (folder / STATES_DIRECTORY).mkdir(exist_ok=True)
@@ -93,6 +95,17 @@ def ship_prompt_state(folder: Path, *, dtype: str | None = None, force: bool = F
     }
     write_index_entry(folder, entry)
     return ShippedState(folder, folder / name, entry, computed=True, seconds=seconds)
+
+
+def _outside_event_loops(function, *args):
+    """function(*args), on a thread of its own when this one runs an asyncio loop (Playwright's
+    sync API refuses to start inside one: a caller that already drives a browser, a notebook)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return function(*args)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="prompt-state") as pool:
+        return pool.submit(function, *args).result()
 
 
 def _compute_in_page(folder: Path, dtype: str) -> tuple[bytes, dict]:

@@ -101,6 +101,12 @@ def weights_identity(manifest: dict, dtype: str) -> dict:
     return {path: manifest["files"].get(path, {}).get("sha256") for path in paths}
 
 
+def empty_index() -> dict:
+    """The index of a folder that ships no state: served in place of a missing one, so that a
+    visit's request for it is answered (a 404 shows as an error in the visitor's console)."""
+    return {"format": INDEX_FORMAT, "version": INDEX_VERSION, "states": []}
+
+
 def read_index(folder: Path) -> dict:
     """The folder's index, or an empty one (none yet, or unreadable: it is written anew)."""
     try:
@@ -108,7 +114,7 @@ def read_index(folder: Path) -> dict:
     except (OSError, ValueError):
         index = None
     if not isinstance(index, dict) or index.get("format") != INDEX_FORMAT or not isinstance(index.get("states"), list):
-        return {"format": INDEX_FORMAT, "version": INDEX_VERSION, "states": []}
+        return empty_index()
     return index
 
 

@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 
 from botpsy_web import REPO_ROOT
 from botpsy_web.site import host_config
+from botpsy_web.prompt_state.key import INDEX_NAME, empty_index
 from botpsy_web.site.built_site import QUERY_ORIGIN, BuiltSite, cache_control, file_headers  # noqa: F401 (re-exported)
 
 RUNTIME_PREFIX = "node_modules/"
@@ -164,7 +165,7 @@ def _shipped_prompt_state(folder: Path) -> list[str]:
     """Computes the folder's shipped prompt state unless current; its files, to copy with the model
     (none, with a notice, when it cannot be computed)."""
     from botpsy_web.prompt_state import ship_prompt_state
-    from botpsy_web.prompt_state.key import INDEX_NAME, PromptStateError
+    from botpsy_web.prompt_state.key import PromptStateError
 
     try:
         shipped = ship_prompt_state(folder)
@@ -266,6 +267,10 @@ def build_site(options: SiteOptions) -> BuiltSite:
         for name in model_files(folder) + shipped:
             _place(folder / name, models_out / folder.name / name)
             sizes[f"models/{folder.name}/{name}"] = (folder / name).stat().st_size
+        if not shipped:  # the page asks for the index: an empty one, not a 404 in the console
+            empty = (json.dumps(empty_index(), indent=1) + "\n").encode()
+            _write(models_out / folder.name / INDEX_NAME, empty)
+            sizes[f"models/{folder.name}/{INDEX_NAME}"] = len(empty)
         built.model_files[folder.name] = sizes
         if not options.model_url:
             built.files.update(sizes)
