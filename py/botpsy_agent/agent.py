@@ -49,6 +49,9 @@ async def deny_everything(request: dict) -> dict:
     return {"approved": False}
 
 
+AFTER_RESULTS = "Using the result above, answer my question in plain words (or call another tool if you still need one)."
+
+
 @dataclass
 class AgentOptions:
     max_steps: int = 8
@@ -64,6 +67,11 @@ class AgentOptions:
     # turn without running them again. False runs them (the multi-turn eval: BFCL's harness runs
     # whatever the model calls, until its step limit).
     stop_repeated_calls: bool = True
+    # After a step's tool results the agent adds this line as the person's next message (it is
+    # the agent's own text, never a tool's): without it Qwen2.5-Coder-0.5B answers a result by
+    # writing the same call again, with it in words (bench/RESULTS.md, issue 41). None adds
+    # nothing (the BFCL multi-turn eval keeps BFCL's own protocol).
+    after_results: str | None = AFTER_RESULTS
 
 
 @dataclass
@@ -212,6 +220,8 @@ class Agent:
             if self._cancelled:
                 yield self._final("", step, cancelled=True)
                 return
+            if self.options.after_results:
+                self.conversation.add({"role": "user", "content": self.options.after_results, "agent_note": True})
         yield {"type": "error", "message": f"stopped after {self.options.max_steps} steps "
                                            "without a final answer"}
         yield self._final("", self.options.max_steps)
@@ -258,6 +268,8 @@ class Agent:
         """When the model has no words of its own: the last step's results, as they came."""
         results = []
         for message in reversed(self.conversation.messages):
+            if message.get("agent_note"):
+                continue
             if message["role"] != "tool":
                 break
             results.append(f"{message.get('name') or 'the tool'} returned: {message['content']}")

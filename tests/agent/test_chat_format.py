@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from botpsy_agent.agent import Agent
+from botpsy_agent.agent import AFTER_RESULTS, Agent, AgentOptions
 from botpsy_agent.chat_format import ChatFormat, TemplateError, prompt_leaves_thinking_open
 from botpsy_agent.scripted_model import ScriptedModel
 from botpsy_agent.tooling import ToolContext, tool
@@ -35,14 +35,17 @@ def run(agent, text):
 @pytest.mark.parametrize("thinking", [True, False])
 def test_each_prompt_extends_the_previous_prompt_and_output(qwen_format, thinking, eos_token):
     """With the end-of-message token known, later steps extend the previous prompt
-    directly; without it, rendering the whole conversation gives the same prompts."""
+    directly; without it, rendering the whole conversation gives the same prompts (as long as no
+    user message follows the results: Qwen3.5's template drops the thinking before the person's
+    last message, so the agent's note after results would rewrite earlier text there)."""
     qwen_format.eos_token = eos_token
     reasoning = "I need the sum.\n</think>\n\n" if thinking else ""
     outputs = [reasoning + xml_call("add", a=2, b=3),
                (("Now double.\n</think>\n\n") if thinking else "") + xml_call("add", a=5, b=5),
                ("Done.\n</think>\n\n" if thinking else "") + "The answer is 10."]
     model = ScriptedModel(outputs)
-    agent = Agent(model=model, chat_format=qwen_format)
+    agent = Agent(model=model, chat_format=qwen_format,
+                  options=AgentOptions(after_results=AFTER_RESULTS if eos_token else None))
     agent.context.settings.thinking = thinking
     agent.add_tool(add)
     events = run(agent, "What is (2+3)*2?")
@@ -144,4 +147,4 @@ def test_a_template_that_rewrites_earlier_text_gets_a_full_render():
     agent = Agent(model=model, chat_format=counting)
     agent.add_tool(add)
     assert run(agent, "1+1")[-1]["text"] == "Two."
-    assert model.prompts[1].startswith("<|im_start|>system\n4 messages")
+    assert model.prompts[1].startswith("<|im_start|>system\n5 messages")  # user, call, result, the agent's note, system

@@ -8,7 +8,7 @@ import pytest
 
 from pathlib import Path
 
-from botpsy_agent.agent import Agent, AgentOptions
+from botpsy_agent.agent import AFTER_RESULTS, Agent, AgentOptions
 from botpsy_agent.chat_format import ChatFormat
 from botpsy_agent.conversation import ConversationFormatError
 from botpsy_agent.scripted_model import ScriptedModel
@@ -252,8 +252,22 @@ def test_a_call_repeated_at_once_is_not_run_again_and_the_model_answers_from_its
     assert agent.model.prompts[2] == agent.model.prompts[1]
     forbidden = agent.logits_processors(agent.model.prompts[2], first_step=False, mode="none")
     assert agent.model.options[2]["logitsProcessors"] == forbidden != agent.model.options[1]["logitsProcessors"]
-    assert [m["role"] for m in agent.conversation.messages] == ["user", "assistant", "tool", "assistant"]
+    assert [m["role"] for m in agent.conversation.messages] == ["user", "assistant", "tool", "user", "assistant"]
+    assert agent.conversation.messages[3] == {"role": "user", "content": AFTER_RESULTS, "agent_note": True}
     assert agent.conversation.messages[-1]["content"] == "1/4 is 0.25."
+
+
+def test_after_the_results_the_agent_asks_for_words_in_the_persons_voice_unless_told_not_to():
+    """Qwen2.5-Coder-0.5B answers a bare tool result by writing the same call again; a line after
+    the results asking for plain words (or another call) turns that into an answer (bench/RESULTS.md)."""
+    agent = make_agent([xml_call("divide", a=1, b=4), "1/4 is 0.25."])
+    assert run(agent, "What is 1/4?")[-1]["text"] == "1/4 is 0.25."
+    after_result = agent.model.prompts[1].split("<tool_response>", 1)[1]
+    assert after_result.index(AFTER_RESULTS) > after_result.index("0.25")
+    assert "call another tool" in AFTER_RESULTS
+    quiet = make_agent([xml_call("divide", a=1, b=4), "1/4 is 0.25."], after_results=None)
+    run(quiet, "What is 1/4?")
+    assert AFTER_RESULTS not in quiet.model.prompts[1]
 
 
 def test_a_model_that_ignores_the_constraint_gets_its_repeat_run_once_then_the_results_as_words():

@@ -41,9 +41,13 @@ self.onmessage = async ({data}) => {
   }
 };
 
+// The person's last message: not a block of tool results, nor the agent's own line that follows
+// them (AgentOptions.after_results).
 function lastUserTurn(prompt) {
   const segments = prompt.split("<|im_start|>");
-  const user = segments.findLastIndex((segment) => segment.startsWith("user\n") && !segment.startsWith("user\n<tool_response>"));
+  const results = (segment) => segment?.startsWith("user\n<tool_response>");
+  const user = segments.findLastIndex((segment, index) => segment.startsWith("user\n") && !results(segment) &&
+                                      !results(segments[index - 1]));
   if (user < 0) return {text: "", step: 0};
   const step = segments.slice(user + 1).filter((segment) => segment.startsWith("assistant\n")).length - 1;
   return {text: segments[user].slice("user\n".length).split("<|im_end|>")[0], step: Math.max(step, 0)};

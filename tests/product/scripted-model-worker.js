@@ -14,11 +14,14 @@ import {Events, Verbs, errorReply, event, reply} from "/web/runtime/protocol.js"
 let manifest = null;
 let cancelled = false;
 
+// The person's last message: not a block of tool results, nor the agent's own line that follows
+// them (AgentOptions.after_results).
 function lastUserTurn(prompt) {
   const segments = prompt.split("<|im_start|>");
+  const results = (segment) => segment?.startsWith("user\n<tool_response>");
   let userIndex = -1;
   segments.forEach((segment, index) => {
-    if (segment.startsWith("user\n") && !segment.startsWith("user\n<tool_response>")) userIndex = index;
+    if (segment.startsWith("user\n") && !results(segment) && !results(segments[index - 1])) userIndex = index;
   });
   if (userIndex < 0) return {text: "", step: 0};
   const text = segments[userIndex].slice("user\n".length).split("<|im_end|>")[0];
