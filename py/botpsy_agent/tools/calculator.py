@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import ast
 import math
-import re
 from fractions import Fraction
 from typing import Callable
 
 from botpsy_agent.tooling import ToolContext, ToolError, tool
+from botpsy_agent.tools.calculator_spelling import python_spelling
 
 MAX_EXPRESSION_CHARS = 1000
 MAX_NODES = 500
@@ -25,10 +25,6 @@ SIGNIFICANT_DIGITS = 15
 Number = Fraction | float
 
 CONSTANTS: dict[str, Number] = {"pi": math.pi, "e": math.e, "tau": math.tau}
-
-# What people and models type that Python spells differently.
-_SPELLINGS = {"×": "*", "·": "*", "÷": "/", "−": "-", "^": "**"}
-_ROOT_OF_NUMBER = re.compile(r"√\s*(\d+(?:\.\d*)?)")
 
 
 class CalculatorError(ToolError):
@@ -255,31 +251,18 @@ class _Evaluator:
             raise CalculatorError(f"{node.func.id}(): {error}") from None
 
 
-# "15%" followed by nothing, an operator, ")" , "," or "of" is a percentage; "7 % 3" stays modulo.
-_PERCENT = re.compile(r"(\d+(?:\.\d*)?)\s*%(?=\s*(?:$|[-+*/^),]|of\b))")
-_OF = re.compile(r"(?<=\))\s*of\b")
-
-
-def _normalise(expression: str) -> str:
-    for written, python in _SPELLINGS.items():
-        expression = expression.replace(written, python)
-    expression = _ROOT_OF_NUMBER.sub(r"sqrt(\1)", expression).replace("√", "sqrt")
-    expression = _PERCENT.sub(r"(\1/100)", expression)
-    return _OF.sub(" *", expression).strip()
-
-
 def evaluate(expression: str) -> Number:
     """Evaluate an arithmetic expression; raises CalculatorError with the reason."""
     if not isinstance(expression, str) or not expression.strip():
         raise CalculatorError("the expression is empty")
     if len(expression) > MAX_EXPRESSION_CHARS:
         raise CalculatorError(f"the expression is longer than {MAX_EXPRESSION_CHARS} characters")
-    source = _normalise(expression)
+    source = python_spelling(expression)
     try:
         tree = ast.parse(source, mode="eval")
     except SyntaxError as error:
-        raise CalculatorError(f"could not parse '{expression}' (column {error.offset or '?'}): "
-                              f"{error.msg}") from None
+        raise CalculatorError(f"could not parse '{expression}' (column {error.offset or '?'}): {error.msg}; "
+                              "write numbers and operators, for example \"17% of 2340\" or \"(48.75 + 9.99) / 2\"") from None
     if sum(1 for _ in ast.walk(tree)) > MAX_NODES:
         raise CalculatorError(f"the expression has more than {MAX_NODES} parts")
     return _Evaluator(source).evaluate(tree)

@@ -103,9 +103,16 @@ UNITS: dict[str, dict[str, tuple[F | float, tuple[str, ...]]]] = {
 }
 
 # Temperature is affine: (scale, offset) so that kelvin = value * scale + offset.
-TEMPERATURES = {"°C": (F(1), F("273.15"), ("C", "celsius", "degc", "degrees celsius", "centigrade")),
-                "°F": (F(5, 9), F("273.15") - F(32 * 5, 9), ("F", "fahrenheit", "degf", "degrees fahrenheit")),
-                "K": (F(1), F(0), ("kelvin",))}
+TEMPERATURES = {"°C": (F(1), F("273.15"), ("C", "celsius", "celcius", "degc", "deg c", "degrees celsius",
+                                           "degree celsius", "degrees c", "centigrade", "ºC")),
+                "°F": (F(5, 9), F("273.15") - F(32 * 5, 9), ("F", "fahrenheit", "farenheit", "degf", "deg f",
+                                                            "degrees fahrenheit", "degree fahrenheit", "degrees f", "ºF")),
+                "K": (F(1), F(0), ("kelvin", "degrees kelvin"))}
+# "72 degrees" into °C: a person converting "degrees" to a temperature scale means the other
+# common scale (the result says which it read).
+_BARE_DEGREES = {"degree", "degrees", "deg", "°", "º"}
+_OTHER_SCALE = {"°C": "°F", "°F": "°C", "K": "°C"}
+EXAMPLE = 'for example value 72, from_unit "°F", to_unit "°C"'
 
 
 def _spellings(symbol: str, aliases: tuple[str, ...]) -> list[str]:
@@ -147,7 +154,7 @@ def find_unit(name: str) -> tuple[str, str]:
         raise ToolError(f"unit {name!r} is ambiguous: write it exactly as one of {', '.join(candidates)}")
     close = difflib.get_close_matches(cleaned.lower(), list(_FOLDED), n=4, cutoff=0.7)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
-    raise ToolError(f"unknown unit {name!r}{hint} (dimensions: {', '.join([*UNITS, 'temperature'])})")
+    raise ToolError(f"unknown unit {name!r}{hint} (dimensions: {', '.join([*UNITS, 'temperature'])}; {EXAMPLE})")
 
 
 def _format(value: F | float) -> str:
@@ -156,12 +163,20 @@ def _format(value: F | float) -> str:
     return f"{float(value):.12g}"
 
 
+def _bare_degrees(name: str) -> bool:
+    return " ".join(str(name).strip().lower().split()) in _BARE_DEGREES
+
+
 def convert(value: F | float, from_unit: str, to_unit: str) -> tuple[F | float, str, str, str]:
     """(converted value, dimension, from symbol, to symbol)."""
     from_dimension, from_symbol = find_unit(from_unit)
     to_dimension, to_symbol = find_unit(to_unit)
+    if to_dimension == "temperature" and _bare_degrees(from_unit):
+        from_dimension, from_symbol = "temperature", _OTHER_SCALE[to_symbol]
+    elif from_dimension == "temperature" and _bare_degrees(to_unit):
+        to_dimension, to_symbol = "temperature", _OTHER_SCALE[from_symbol]
     if from_dimension != to_dimension:
-        raise ToolError(f"cannot convert {from_symbol} ({from_dimension}) to {to_symbol} ({to_dimension})")
+        raise ToolError(f"cannot convert {from_symbol} ({from_dimension}) to {to_symbol} ({to_dimension}); {EXAMPLE}")
     if from_dimension == "temperature":
         scale, offset, _ = TEMPERATURES[from_symbol]
         kelvin = value * scale + offset

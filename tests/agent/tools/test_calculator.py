@@ -37,6 +37,39 @@ def test_exact_results(expression, result):
     assert answer["exact"] is True
 
 
+@pytest.mark.parametrize("expression, result", [
+    ("17% of 2,340", "397.8"),
+    ("(17/100) * 2,340", "397.8"),
+    ("$10,000 * (1 + 0.04)^5", "12166.529024"),
+    ("2,499.00 EUR * 1.19", "2973.81"),
+    ("EUR 2,499.00 * 1.19", "2973.81"),
+    ("€129.99 * (1 - 30%)", "90.993"),
+    ("£1,234,567.89 - 0.89", "1234567"),
+    ("84.50$ * 15%", "12.675"),
+    ("12 x 4", "48"),
+    ("12x4", "48"),
+    ("(2 + 1) x (3)", "9"),
+    ("5²  + 2³", "33"),
+    ("3 times 4 plus 2", "14"),
+    ("10 divided by 4 minus 1", "1.5"),
+    ("2 to the power of 10", "1024"),
+    ("7 squared", "49"),
+    ("2,340 / 10 – 4", "230"),
+    ("gcd(1,234)", "1"),            # inside a call a comma separates arguments
+    ("max(1,234, 5) + 1,000", "1234"),
+    ("0x10 + 1", "17"),             # Python's hex literal is not "0 times 10"
+])
+def test_how_people_write_numbers_and_operators(expression, result):
+    answer = calculate_result(expression)
+    assert answer["result"] == result, answer
+    assert answer["expression"] == expression  # the result shows what was asked, as written
+
+
+def test_a_parse_error_shows_a_working_example():
+    with pytest.raises(ToolError, match=r'could not parse .*for example "17% of 2340"'):
+        calculate_result("17 of of 3")
+
+
 def test_repeating_fraction_keeps_exact_fraction():
     answer = calculate_result("1/3")
     assert answer["fraction"] == "1/3"

@@ -49,6 +49,18 @@ def test_temperatures_are_affine(ctx, value, source, target, expected):
     assert answer["dimension"] == "temperature"
 
 
+@pytest.mark.parametrize("source, target, expected, text", [
+    ("degrees", "celsius", 22.2222222222, "72 °F = 22.2222222222 °C"),      # "72 degrees Fahrenheit to Celsius"
+    ("degrees fahrenheit", "degrees celsius", 22.2222222222, "72 °F = 22.2222222222 °C"),
+    ("deg F", "ºC", 22.2222222222, "72 °F = 22.2222222222 °C"),
+    ("farenheit", "celcius", 22.2222222222, "72 °F = 22.2222222222 °C"),
+    ("°C", "degrees", 161.6, "72 °C = 161.6 °F"),
+])
+def test_degrees_as_people_write_them(ctx, source, target, expected, text):
+    answer = call(convert_units, ctx, value=72, from_unit=source, to_unit=target)
+    assert answer["result"] == pytest.approx(expected) and answer["text"] == text
+
+
 def test_angles(ctx):
     assert call(convert_units, ctx, value=180, from_unit="deg", to_unit="rad")["result"] == pytest.approx(3.14159265358979)
 
@@ -62,7 +74,7 @@ def test_answer_reads_as_a_sentence(ctx):
 @pytest.mark.parametrize("value, source, target, message", [
     (1, "kg", "m", r"cannot convert kg \(mass\) to m \(length\)"),
     (1, "°C", "m/s", "cannot convert"),
-    (1, "parsec", "m", "unknown unit 'parsec'"),
+    (1, "parsec", "m", "unknown unit 'parsec'.*for example value 72, from_unit \"°F\""),
     (1, "kilometr", "m", "did you mean"),
     (1, "mb", "kB", "ambiguous"),
     (-300, "°C", "K", "below absolute zero"),
