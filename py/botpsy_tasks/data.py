@@ -22,7 +22,7 @@ DEFAULT_NOW = "2026-12-07T10:00:00"  # a Monday
 DEFAULT_TIMEZONE = "Europe/London"
 FIELDS = ("id", "category", "turns", "checks", "now", "timezone", "setup", "settings", "approve", "note")
 SETUP_TOOLS = {"notes": "notes_create", "todos": "todo_add", "events": "calendar_add_event"}
-SETTINGS = ("enabledTools", "allowNetwork", "thinking")
+SETTINGS = ("enabledTools", "alsoEnabled", "allowNetwork", "thinking")
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _CATEGORY = re.compile(r"[a-z0-9][a-z0-9_-]*")
 _NOW = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?")
@@ -128,12 +128,13 @@ def _problem(data: dict) -> tuple[str, str] | None:
     for key, value in settings.items():
         if key not in SETTINGS:
             return f"settings.{key}", f"unknown setting; the settings are {', '.join(SETTINGS)}"
-        if key == "enabledTools":
-            if value is not None and (not isinstance(value, list) or not all(isinstance(n, str) for n in value)):
-                return "settings.enabledTools", "must be a list of tool names or null"
+        if key in ("enabledTools", "alsoEnabled"):
+            if (value is None and key == "alsoEnabled") or \
+                    (value is not None and (not isinstance(value, list) or not all(isinstance(n, str) for n in value))):
+                return f"settings.{key}", "must be a list of tool names" + (" or null" if key == "enabledTools" else "")
             missing = [name for name in value or [] if name not in tools]
             if missing:
-                return "settings.enabledTools", f"no tool is named {missing[0]!r}"
+                return f"settings.{key}", f"no tool is named {missing[0]!r}"
         elif not isinstance(value, bool):
             return f"settings.{key}", "takes true or false"
     problem = _setup_problem(data.get("setup", {}), tools, check_arguments)
@@ -206,8 +207,22 @@ def read_task_file(path: Path) -> list[Task]:
             field, message = problem
             task_id = f" (task {data['id']})" if isinstance(data.get("id"), str) else ""
             raise TaskFileError(f"{path}:{number}{task_id}: {field}: {message}")
-        tasks.append(Task(data, str(path), number))
+        tasks.append(Task(_with_enabled_tools(data), str(path), number))
     return tasks
+
+
+def _with_enabled_tools(data: dict) -> dict:
+    """settings.alsoEnabled written out as enabledTools (the page's default set, or the task's
+    own enabledTools, plus these): what the agent worker and the task's digest see."""
+    settings = dict(data.get("settings", {}))
+    also = settings.pop("alsoEnabled", None)
+    if also is None:
+        return data
+    from botpsy_agent.tool_selection import DEFAULT_ENABLED_TOOLS
+
+    base = settings.get("enabledTools") or list(DEFAULT_ENABLED_TOOLS)
+    settings["enabledTools"] = base + [name for name in also if name not in base]
+    return {**data, "settings": settings}
 
 
 def load_tasks(paths: list[Path] | None = None) -> list[Task]:

@@ -21,6 +21,16 @@ def test_a_task_gets_the_default_clock_and_an_implicit_no_unwanted_acting_call_c
     assert acting.checks[-1] == {"acting_calls": ["notes_create"]}
 
 
+def test_also_enabled_adds_tools_to_the_pages_default_set(task_file):
+    from botpsy_agent.tool_selection import DEFAULT_ENABLED_TOOLS
+
+    default, own = read_task_file(task_file({**GOOD, "settings": {"alsoEnabled": ["notes_delete"]}},
+                                            {**GOOD, "id": "own", "settings": {"enabledTools": ["calculator"],
+                                                                               "alsoEnabled": ["notes_delete"]}}))
+    assert default.data["settings"] == {"enabledTools": [*DEFAULT_ENABLED_TOOLS, "notes_delete"]}
+    assert own.data["settings"] == {"enabledTools": ["calculator", "notes_delete"]}
+
+
 @pytest.mark.parametrize("change, field, words", [
     ({"turns": []}, "turns", "at least one"),
     ({"turns": ["hi", ""]}, "turns[1]", "non-empty"),
@@ -33,6 +43,8 @@ def test_a_task_gets_the_default_clock_and_an_implicit_no_unwanted_acting_call_c
     ({"approve": ["make_coffee"]}, "approve", "make_coffee"),
     ({"settings": {"enabledTools": ["nope"]}}, "settings.enabledTools", "nope"),
     ({"settings": {"speed": 2}}, "settings.speed", "unknown setting"),
+    ({"settings": {"alsoEnabled": ["nope"]}}, "settings.alsoEnabled", "nope"),
+    ({"settings": {"alsoEnabled": None}}, "settings.alsoEnabled", "list of tool names"),
     ({"setup": {"notes": [{"title": "no text"}]}}, "setup.notes[0]", "missing required argument 'text'"),
     ({"setup": {"todos": [{"text": "x", "done": "yes"}]}}, "setup.todos[0].done", "true or false"),
     ({"setup": {"files": [{"name": "a.txt"}]}}, "setup.files[0].text", "must be text"),
