@@ -71,10 +71,10 @@ async def calendar_add_event(ctx: ToolContext, title: str, start: str, end: str 
 
     Args:
         title: What the event is.
-        start: When it starts, e.g. "2026-12-03T15:00", "tomorrow" (all day) or "friday".
+        start: When it starts, as the person said it ("friday 1pm", "tomorrow morning", "in 2 hours") or ISO ("2026-12-03T15:00"); a day alone ("friday") makes an all-day event.
         end: When it ends; empty to use duration_minutes (or one day for all-day events).
         duration_minutes: Length when no end is given.
-        location: Where it takes place.
+        location: Where it takes place, only if the person said so.
         description: Longer details.
     """
     name = require_text(title, "event title", 200)

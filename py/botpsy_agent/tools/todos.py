@@ -40,7 +40,7 @@ async def todo_add(ctx: ToolContext, text: str, due: str = "") -> dict:
 
     Args:
         text: What needs doing.
-        due: When it is due, e.g. "2026-12-01T09:00", "tomorrow 9am" or "friday"; empty for no due time.
+        due: When it is due, as the person said it ("tomorrow 9am", "friday", "in 2 hours") or ISO ("2026-12-01T09:00"); empty for no due time.
     """
     task = require_text(text, "todo text", 1000)
     due_at = None

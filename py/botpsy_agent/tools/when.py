@@ -4,7 +4,10 @@ Accepted: ISO 8601 ("2026-11-30", "2026-11-30T14:00", "2026-11-30 14:00+01:00",
 "...Z"), a bare time ("14:30", "9:05", "9am", "7:30 pm": today), "now", "today",
 "tomorrow", "yesterday", weekday names ("friday": the next one, today included;
 "next friday": strictly after today), and a day followed by a time
-("tomorrow 9am", "friday at 14:00", "2026-12-01 9:30").
+("tomorrow 9am", "friday at 14:00", "2026-12-01 9:30") or a time followed by its day
+("3pm on friday"). Words for times: "noon", "midnight", and parts of a day ("tomorrow
+morning" 09:00, "friday afternoon" 15:00, "this evening" / "tonight" 19:00). From now:
+"in 2 hours", "in ten minutes", "in half an hour", "in 3 days".
 """
 
 from __future__ import annotations
@@ -18,7 +21,20 @@ _WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
 _RELATIVE_DAYS = {"today": 0, "tomorrow": 1, "yesterday": -1}
 _CLOCK = re.compile(r"^(\d{1,2})(?::(\d{2}))?(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?$")
 _DAY_THEN_TIME = re.compile(r"^(.+?)(?:\s+at|\s|t)\s*(\d{1,2}(?::\d{2}){0,2}\s*(?:am|pm|a\.m\.|p\.m\.)?)$")
-FORMAT_HINT = "use ISO format such as 2026-11-30 or 2026-11-30T14:00, or today/tomorrow/a weekday"
+_DAY_THEN_PART = re.compile(r"^(.+?)\s+(?:at\s+)?(noon|midday|midnight|morning|afternoon|evening|night)$")
+_TIME_THEN_DAY = re.compile(r"^(.+?)\s+(?:on\s+)?(today|tomorrow|yesterday|(?:next\s+)?[a-z]+day|\d{4}-\d{2}-\d{2})$")
+_NAMED_TIMES = {"noon": datetime.time(12), "midday": datetime.time(12), "midnight": datetime.time(0),
+                "morning": datetime.time(9), "afternoon": datetime.time(15), "evening": datetime.time(19),
+                "night": datetime.time(21)}
+_THIS = {"this morning": "today morning", "this afternoon": "today afternoon", "this evening": "today evening",
+         "tonight": "today evening"}
+_NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+                 "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20,
+                 "thirty": 30, "forty-five": 45, "forty five": 45}
+_FROM_NOW = re.compile(r"^in\s+(half an hour|(\d+(?:\.\d+)?|[a-z]+(?:[ -][a-z]+)?)\s+(minute|min|hour|hr|day|week)s?)$")
+_UNIT_MINUTES = {"minute": 1, "min": 1, "hour": 60, "hr": 60, "day": 1440, "week": 10080}
+FORMAT_HINT = ("use ISO format such as 2026-11-30 or 2026-11-30T14:00, or the person's words: today, tomorrow 9am, "
+               "friday afternoon, in 2 hours")
 
 
 def _day_word(word: str, today: datetime.date) -> datetime.date | None:
@@ -33,8 +49,27 @@ def _day_word(word: str, today: datetime.date) -> datetime.date | None:
     return None
 
 
+def _from_now(text: str, local_now: datetime.datetime) -> datetime.datetime | None:
+    """"in 2 hours", "in ten minutes", "in half an hour": that long after now; None otherwise."""
+    match = _FROM_NOW.match(text)
+    if not match:
+        return None
+    if match.group(1) == "half an hour":
+        return local_now + datetime.timedelta(minutes=30)
+    amount = match.group(2)
+    count = _NUMBER_WORDS.get(amount) if not amount[0].isdigit() else float(amount)
+    if count is None:
+        return None
+    later = local_now + datetime.timedelta(minutes=count * _UNIT_MINUTES[match.group(3)])
+    if match.group(3) in ("day", "week"):  # "in 3 days": that day, no time of day
+        return datetime.datetime.combine(later.date(), datetime.time(), local_now.tzinfo)
+    return later
+
+
 def _clock(text: str) -> datetime.time | None:
-    """A time of day from "14:30", "9:05", "9am", "7:30 pm", "12am"; None if it is not one."""
+    """A time of day from "14:30", "9:05", "9am", "7:30 pm", "12am", "noon", "evening"; None if it is not one."""
+    if text.strip() in _NAMED_TIMES:
+        return _NAMED_TIMES[text.strip()]
     match = _CLOCK.match(text.strip())
     if not match or (match.group(2) is None and match.group(4) is None):
         return None          # a bare number is not a time
@@ -67,17 +102,26 @@ def parse_datetime(text: str, zone: datetime.tzinfo, now: datetime.datetime,
     cleaned = " ".join(text.strip().lower().split())
     local_now = now.astimezone(zone)
     today = local_now.date()
+    cleaned = _THIS.get(cleaned, cleaned)
     if cleaned == "now":
         return local_now
+    later = _from_now(cleaned, local_now)
+    if later is not None:
+        return later.replace(second=0, microsecond=0)
     day = _day(cleaned, today)
     if day is not None:
         return datetime.datetime.combine(day, datetime.time(), zone)
     clock = _clock(cleaned)
     if clock is not None:
         return datetime.datetime.combine(today, clock, zone)
-    split = _DAY_THEN_TIME.match(cleaned)
+    split = _DAY_THEN_TIME.match(cleaned) or _DAY_THEN_PART.match(cleaned)
     if split:
         day, clock = _day(split.group(1).strip(), today), _clock(split.group(2))
+        if day is not None and clock is not None:
+            return datetime.datetime.combine(day, clock, zone)
+    split = _TIME_THEN_DAY.match(cleaned)
+    if split:
+        clock, day = _clock(split.group(1).removeprefix("at ").strip()), _day(split.group(2).strip(), today)
         if day is not None and clock is not None:
             return datetime.datetime.combine(day, clock, zone)
     try:
@@ -91,7 +135,11 @@ def parse_datetime(text: str, zone: datetime.tzinfo, now: datetime.datetime,
 def has_time_part(text: str) -> bool:
     """True when the text names a time of day, not just a day."""
     cleaned = " ".join(text.strip().lower().split())
-    return cleaned == "now" or ":" in cleaned or bool(re.search(r"\d\s*(am|pm|a\.m\.|p\.m\.)$", cleaned))
+    from_now = _FROM_NOW.match(cleaned)
+    return (cleaned == "now" or cleaned in _THIS or ":" in cleaned
+            or bool(from_now and (from_now.group(1) == "half an hour" or from_now.group(3) not in ("day", "week")))
+            or bool(re.search(r"\d\s*(am|pm|a\.m\.|p\.m\.)(\s|$)", cleaned))
+            or any(re.search(rf"\b{word}\b", cleaned) for word in _NAMED_TIMES))
 
 
 def describe(moment: datetime.datetime) -> dict:

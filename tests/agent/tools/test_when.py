@@ -35,12 +35,25 @@ PARIS = get_zone("Europe/Paris")
     ("2026-07-01T18:00", "2026-07-01T18:00:00+02:00"),
     ("2026-12-24T18:00Z", "2026-12-24T18:00:00+00:00"),
     ("2026-12-24T18:00-05:00", "2026-12-24T18:00:00-05:00"),
+    ("noon", "2026-11-30T12:00:00+01:00"),
+    ("friday at noon", "2026-12-04T12:00:00+01:00"),
+    ("tomorrow morning", "2026-12-01T09:00:00+01:00"),
+    ("Friday afternoon", "2026-12-04T15:00:00+01:00"),
+    ("this evening", "2026-11-30T19:00:00+01:00"),
+    ("tonight", "2026-11-30T19:00:00+01:00"),
+    ("3pm on friday", "2026-12-04T15:00:00+01:00"),
+    ("at 3pm next monday", "2026-12-07T15:00:00+01:00"),
+    ("in 2 hours", "2026-11-30T11:00:00+01:00"),
+    ("in two hours", "2026-11-30T11:00:00+01:00"),
+    ("in half an hour", "2026-11-30T09:30:00+01:00"),
+    ("in 45 minutes", "2026-11-30T09:45:00+01:00"),
+    ("in 3 days", "2026-12-03T00:00:00+01:00"),
 ])
 def test_readable_forms(written, expected):
     assert parse_datetime(written, PARIS, FIXED_NOW).isoformat() == expected
 
 
-@pytest.mark.parametrize("written", ["", "soon", "25:00", "13pm", "9", "2026-13-01", "friday at noonish"])
+@pytest.mark.parametrize("written", ["", "soon", "25:00", "13pm", "9", "2026-13-01", "friday at noonish", "in several hours"])
 def test_unreadable_forms_are_refused_with_the_accepted_formats(written):
     with pytest.raises(ToolError, match="ISO format|empty"):
         parse_datetime(written, PARIS, FIXED_NOW, "start")
@@ -49,6 +62,8 @@ def test_unreadable_forms_are_refused_with_the_accepted_formats(written):
 def test_has_time_part():
     assert has_time_part("2026-12-01T09:00") and has_time_part("tomorrow 9am") and has_time_part("now")
     assert not has_time_part("2026-12-01") and not has_time_part("friday")
+    assert has_time_part("tomorrow morning") and has_time_part("in 2 hours") and has_time_part("3pm on friday")
+    assert not has_time_part("in 3 days")
 
 
 def test_result_is_always_aware():
