@@ -46,7 +46,9 @@ def task_file(tmp_path):
 
 @pytest.fixture
 def agent():
-    return page_agent({"chat_template": TEMPLATE.read_text(encoding="utf-8")},
+    # As the exported folder's tokenizer_config.json: its end-of-message token lets each step's
+    # prompt extend the last one (ChatFormat.continue_prompt).
+    return page_agent({"chat_template": TEMPLATE.read_text(encoding="utf-8"), "eos_token": "<|im_end|>"},
                       {"tool_call_format": "qwen3_coder_xml", "chat_template_supports_tools": True})
 
 
