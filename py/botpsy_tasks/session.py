@@ -34,7 +34,7 @@ from botpsy_eval.constraint import constraint_digest
 STORED = {"notes": notes.COLLECTION, "todos": todos.COLLECTION, "events": calendar_events.COLLECTION}
 # How a call that never ran was refused: the loop's own error types ("Error: Denied: ...").
 _REFUSAL = re.compile(r"Error: (\w+)")
-REPEATED_CALLS = "again with the same arguments"
+REPEATED_CALLS = "again with the same arguments"  # the loop's notice before issue 41 (older records)
 
 
 class TaskStore(Store):
