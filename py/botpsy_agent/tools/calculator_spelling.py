@@ -1,6 +1,6 @@
 """Arithmetic as people (and models copying them) write it, in Python's spelling.
 
-"17% of 2,340", "$10,000 * 1.04^5", "2,499.00 EUR * 1.19", "12 x 4", "5²", "3 times 4" all
+"17% of 2,340", "$10,000 * 1.04^5", "2,499.00 EUR * 1.19", "12 x 4", "5²", "half of 90" all
 reach the calculator; Python's parser reads none of them as meant ("2,340" is a tuple). Each
 rewrite below keeps the meaning and is refused nowhere else: a comma between arguments of a
 function call stays a comma, "7 % 3" stays modulo, a name that is not a number's unit is left
@@ -19,6 +19,8 @@ _ROOT_OF_NUMBER = re.compile(r"√\s*(\d+(?:\.\d*)?)")
 _WORDS = [
     (r"to the power of", "**"), (r"multiplied by", "*"), (r"divided by", "/"), (r"times", "*"),
     (r"plus", "+"), (r"minus", "-"), (r"squared", "**2"), (r"cubed", "**3"),
+    (r"(?:one |a )?half of", "(1/2) *"), (r"(?:one |a )?third of", "(1/3) *"), (r"(?:one |a )?quarter of", "(1/4) *"),
+    (r"twice", "2 *"), (r"double", "2 *"),
 ]
 _WORD_OPERATORS = [(re.compile(rf"\b{words}\b", re.IGNORECASE), python) for words, python in _WORDS]
 

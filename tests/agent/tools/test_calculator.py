@@ -54,6 +54,9 @@ def test_exact_results(expression, result):
     ("10 divided by 4 minus 1", "1.5"),
     ("2 to the power of 10", "1024"),
     ("7 squared", "49"),
+    ("half of 90", "45"),
+    ("a third of $1,200.60", "400.2"),
+    ("twice 21", "42"),
     ("2,340 / 10 – 4", "230"),
     ("gcd(1,234)", "1"),            # inside a call a comma separates arguments
     ("max(1,234, 5) + 1,000", "1234"),
