@@ -50,6 +50,7 @@ async def deny_everything(request: dict) -> dict:
 
 
 AFTER_RESULTS = "Using the result above, answer my question in plain words (or call another tool if you still need one)."
+AFTER_ERRORS = "The tool reported an error above: correct the call and try again, or answer my question in plain words."
 
 
 @dataclass
@@ -72,6 +73,9 @@ class AgentOptions:
     # writing the same call again, with it in words (bench/RESULTS.md, issue 41). None adds
     # nothing (the BFCL multi-turn eval keeps BFCL's own protocol).
     after_results: str | None = AFTER_RESULTS
+    # The same, when every result of the step is an error: with AFTER_RESULTS the model answered
+    # a "did you mean cups?" error with an invented figure instead of correcting the call.
+    after_errors: str | None = AFTER_ERRORS
 
 
 @dataclass
@@ -210,6 +214,7 @@ class Agent:
             if not calls:
                 yield self._final(parser.text.strip(), step)
                 return
+            results_from = len(self.conversation.messages)
             for call_id, call in calls:
                 if self._cancelled:  # answer every call, so the conversation stays well formed
                     self.conversation.add({"role": "tool", "tool_call_id": call_id, "name": call.name or "",
@@ -220,8 +225,9 @@ class Agent:
             if self._cancelled:
                 yield self._final("", step, cancelled=True)
                 return
-            if self.options.after_results:
-                self.conversation.add({"role": "user", "content": self.options.after_results, "agent_note": True})
+            note = self._note_after(self.conversation.messages[results_from:])
+            if note:
+                self.conversation.add({"role": "user", "content": note, "agent_note": True})
         yield {"type": "error", "message": f"stopped after {self.options.max_steps} steps "
                                            "without a final answer"}
         yield self._final("", self.options.max_steps)
@@ -263,6 +269,11 @@ class Agent:
             return
         parser.output = "".join(pieces)
         yield {"type": "answer", "parser": parser}
+
+    def _note_after(self, results: list[dict]) -> str | None:
+        """The agent's line after a step's results (AgentOptions.after_results / after_errors)."""
+        failed = results and all(str(message.get("content", "")).startswith("Error:") for message in results)
+        return self.options.after_errors if failed else self.options.after_results
 
     def _words_from_results(self) -> str:
         """When the model has no words of its own: the last step's results, as they came."""

@@ -8,7 +8,7 @@ import pytest
 
 from pathlib import Path
 
-from botpsy_agent.agent import AFTER_RESULTS, Agent, AgentOptions
+from botpsy_agent.agent import AFTER_ERRORS, AFTER_RESULTS, Agent, AgentOptions
 from botpsy_agent.chat_format import ChatFormat
 from botpsy_agent.conversation import ConversationFormatError
 from botpsy_agent.scripted_model import ScriptedModel
@@ -268,6 +268,14 @@ def test_after_the_results_the_agent_asks_for_words_in_the_persons_voice_unless_
     quiet = make_agent([xml_call("divide", a=1, b=4), "1/4 is 0.25."], after_results=None)
     run(quiet, "What is 1/4?")
     assert AFTER_RESULTS not in quiet.model.prompts[1]
+
+
+def test_after_an_error_the_agents_line_asks_to_correct_the_call():
+    agent = make_agent([xml_call("divide", a=1, b=0), xml_call("divide", a=1, b=4), "It is 0.25."])
+    assert run(agent, "What is 1/4?")[-1]["text"] == "It is 0.25."
+    notes = [m["content"] for m in agent.conversation.messages if m.get("agent_note")]
+    assert notes == [AFTER_ERRORS, AFTER_RESULTS]
+    assert agent.model.prompts[1].rstrip().rsplit("<|im_start|>user", 1)[1].startswith("\n" + AFTER_ERRORS)
 
 
 def test_a_model_that_ignores_the_constraint_gets_its_repeat_run_once_then_the_results_as_words():

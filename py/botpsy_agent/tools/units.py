@@ -152,6 +152,8 @@ def find_unit(name: str) -> tuple[str, str]:
     if folded is None:
         candidates = sorted({symbol for spelling, (_, symbol) in _EXACT.items() if spelling.lower() == cleaned.lower()})
         raise ToolError(f"unit {name!r} is ambiguous: write it exactly as one of {', '.join(candidates)}")
+    if cleaned.lower().startswith(("us ", "u.s. ")):  # "US cups": US customary is what these units are
+        return find_unit(cleaned.split(" ", 1)[1])
     close = difflib.get_close_matches(cleaned.lower(), list(_FOLDED), n=4, cutoff=0.7)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     raise ToolError(f"unknown unit {name!r}{hint} (dimensions: {', '.join([*UNITS, 'temperature'])}; {EXAMPLE})")

@@ -61,6 +61,11 @@ def test_degrees_as_people_write_them(ctx, source, target, expected, text):
     assert answer["result"] == pytest.approx(expected) and answer["text"] == text
 
 
+def test_us_before_a_customary_unit_is_that_unit(ctx):
+    assert call(convert_units, ctx, value=1.5, from_unit="liters", to_unit="US cups")["text"] == "1.5 l = 6.3401292566 cup"
+    assert call(convert_units, ctx, value=1, from_unit="U.S. pints", to_unit="ml")["result"] == pytest.approx(473.176473)
+
+
 def test_angles(ctx):
     assert call(convert_units, ctx, value=180, from_unit="deg", to_unit="rad")["result"] == pytest.approx(3.14159265358979)
 
