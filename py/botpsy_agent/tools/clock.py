@@ -24,10 +24,10 @@ def user_zone(ctx: ToolContext) -> datetime.tzinfo:
 
 @tool
 def current_time(ctx: ToolContext, timezone: str = "") -> dict:
-    """The current date and time, in the user's time zone or a named one.
+    """The current date and time where the user is, or in the city or time zone asked about.
 
     Args:
-        timezone: IANA zone ("Europe/Paris"), a city ("Tokyo"), "UTC" or an offset ("+05:30"); empty for the user's zone.
+        timezone: The city or place asked about ("New York", "Tokyo"), or an IANA zone ("Europe/Paris") or offset ("+05:30"); empty for where the user is.
     """
     zone = get_zone(timezone) if timezone.strip() else user_zone(ctx)
     return describe(ctx.now().astimezone(zone))
