@@ -5,7 +5,8 @@ Accepted: ISO 8601 ("2026-11-30", "2026-11-30T14:00", "2026-11-30 14:00+01:00",
 "tomorrow", "yesterday", weekday names ("friday": the next one, today included;
 "next friday": strictly after today), and a day followed by a time
 ("tomorrow 9am", "friday at 14:00", "2026-12-01 9:30") or a time followed by its day
-("3pm on friday"). Words for times: "noon", "midnight", and parts of a day ("tomorrow
+("3pm on friday"). Days by name: "december 19th", "19 dec", "the 3rd of march 2027" (the
+coming one when no year is said). Words for times: "noon", "midnight", and parts of a day ("tomorrow
 morning" 09:00, "friday afternoon" 15:00, "this evening" / "tonight" 19:00). From now:
 "in 2 hours", "in ten minutes", "in half an hour", "in 3 days".
 """
@@ -21,8 +22,16 @@ _WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
 _RELATIVE_DAYS = {"today": 0, "tomorrow": 1, "yesterday": -1}
 _CLOCK = re.compile(r"^(\d{1,2})(?::(\d{2}))?(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?$")
 _DAY_THEN_TIME = re.compile(r"^(.+?)(?:\s+at|\s|t)\s*(\d{1,2}(?::\d{2}){0,2}\s*(?:am|pm|a\.m\.|p\.m\.)?)$")
+_MONTHS = {name: index for index, name in enumerate(
+    ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], start=1)}
+_MONTH = r"(?P<month>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+_ORDINAL = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+_YEAR = r"(?:,?\s+(?P<year>\d{4}))?"
+_MONTH_DAY = re.compile(rf"^{_MONTH}\s+(?:the\s+)?{_ORDINAL}{_YEAR}$")
+_DAY_MONTH = re.compile(rf"^(?:the\s+)?{_ORDINAL}\s+(?:of\s+)?{_MONTH}{_YEAR}$")
 _DAY_THEN_PART = re.compile(r"^(.+?)\s+(?:at\s+)?(noon|midday|midnight|morning|afternoon|evening|night)$")
-_TIME_THEN_DAY = re.compile(r"^(.+?)\s+(?:on\s+)?(today|tomorrow|yesterday|(?:next\s+)?[a-z]+day|\d{4}-\d{2}-\d{2})$")
+_TIME_THEN_DAY = re.compile(r"^(.+?)\s+(?:on\s+)?(today|tomorrow|yesterday|(?:next\s+)?[a-z]+day|\d{4}-\d{2}-\d{2}|"
+                            r"(?:the\s+)?\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?[a-z]+\.?(?:,?\s+\d{4})?|[a-z]+\.?\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+\d{4})?)$")
 _NAMED_TIMES = {"noon": datetime.time(12), "midday": datetime.time(12), "midnight": datetime.time(0),
                 "morning": datetime.time(9), "afternoon": datetime.time(15), "evening": datetime.time(19),
                 "night": datetime.time(21)}
@@ -84,8 +93,33 @@ def _clock(text: str) -> datetime.time | None:
     return datetime.time(hour, minute, second)
 
 
+def _month_day(text: str, today: datetime.date) -> datetime.date | None:
+    """"december 19th", "19 dec", "the 19th of december 2026", "mar 3": that day, this year unless
+    named (a day already past this year is next year's: people mean the coming one)."""
+    match = _MONTH_DAY.match(text) or _DAY_MONTH.match(text)
+    if not match:
+        return None
+    month = _MONTHS.get(match.group("month")[:3])
+    if month is None:
+        return None
+    year = int(match.group("year")) if match.group("year") else today.year
+    try:
+        day = datetime.date(year, month, int(match.group("day")))
+    except ValueError:
+        return None
+    if not match.group("year") and day < today:
+        try:
+            day = day.replace(year=year + 1)
+        except ValueError:
+            return None
+    return day
+
+
 def _day(text: str, today: datetime.date) -> datetime.date | None:
     found = _day_word(text, today)
+    if found is not None:
+        return found
+    found = _month_day(text.removeprefix("on ").strip(), today)
     if found is not None:
         return found
     try:

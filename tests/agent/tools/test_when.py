@@ -48,12 +48,18 @@ PARIS = get_zone("Europe/Paris")
     ("in half an hour", "2026-11-30T09:30:00+01:00"),
     ("in 45 minutes", "2026-11-30T09:45:00+01:00"),
     ("in 3 days", "2026-12-03T00:00:00+01:00"),
+    ("December 19th", "2026-12-19T00:00:00+01:00"),
+    ("19 dec", "2026-12-19T00:00:00+01:00"),
+    ("the 3rd of March 2027", "2027-03-03T00:00:00+01:00"),
+    ("march 7", "2027-03-07T00:00:00+01:00"),          # past this year: the coming one
+    ("18:40 on December 19th", "2026-12-19T18:40:00+01:00"),
+    ("december 19th at 6pm", "2026-12-19T18:00:00+01:00"),
 ])
 def test_readable_forms(written, expected):
     assert parse_datetime(written, PARIS, FIXED_NOW).isoformat() == expected
 
 
-@pytest.mark.parametrize("written", ["", "soon", "25:00", "13pm", "9", "2026-13-01", "friday at noonish", "in several hours"])
+@pytest.mark.parametrize("written", ["", "soon", "25:00", "13pm", "9", "2026-13-01", "friday at noonish", "in several hours", "feb 30", "may"])
 def test_unreadable_forms_are_refused_with_the_accepted_formats(written):
     with pytest.raises(ToolError, match="ISO format|empty"):
         parse_datetime(written, PARIS, FIXED_NOW, "start")
