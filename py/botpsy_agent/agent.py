@@ -199,7 +199,9 @@ class Agent:
                         yield event
                 if answer is None:  # the model failed; its error event is out
                     return
-                if answer.calls and not repeat_run:
+                # Only the very calls again count as insisting; anything else written as a call here
+                # (Qwen2.5-Coder-0.5B renames the forbidden tool: notes_list_all) is not run.
+                if answer.calls and not repeat_run and _same_calls(answer.calls, previous_calls):
                     repeat_run = True
                     parser, output = answer, answer.output
                     calls = [(f"call_{len(self.conversation.messages)}_{index}", call)
@@ -276,15 +278,20 @@ class Agent:
         return self.options.after_errors if failed else self.options.after_results
 
     def _words_from_results(self) -> str:
-        """When the model has no words of its own: the last step's results, as they came."""
-        results = []
-        for message in reversed(self.conversation.messages):
-            if message.get("agent_note"):
-                continue
-            if message["role"] != "tool":
-                break
-            results.append(f"{message.get('name') or 'the tool'} returned: {message['content']}")
-        return "\n".join(reversed(results))
+        """When the model has no words of its own: the results of this turn's last step that got
+        any that is not an error or empty (else the last step's), as they came."""
+        messages = self.conversation.messages
+        start = max((i for i, m in enumerate(messages) if m["role"] == "user" and not m.get("agent_note")), default=-1)
+        steps, current = [], []
+        for message in messages[start + 1:]:
+            if message["role"] == "tool":
+                current.append(message)
+            elif current:
+                steps, current = steps + [current], []
+        steps += [current] if current else []
+        useful = next((step for step in reversed(steps) if not all(map(_failed_or_empty, step))), None)
+        chosen = [m for m in useful if not _failed_or_empty(m)] if useful else (steps[-1] if steps else [])
+        return "\n".join(f"{message.get('name') or 'the tool'} returned: {message['content']}" for message in chosen)
 
     def _next_prompt(self, previous_prompt: str | None, previous_output: str) -> str:
         """First step: the whole conversation. Later steps extend the previous prompt."""
@@ -413,6 +420,11 @@ def closest_tool_names(name: str, offered: list[str], count: int = 3) -> list[st
         if tool_name not in close and words & set(tool_name.split("_")):
             close.append(tool_name)
     return close
+
+
+def _failed_or_empty(message: dict) -> bool:
+    content = str(message.get("content", "")).strip()
+    return content.startswith("Error:") or content in ("", "[]", "{}", "null")
 
 
 def _same_calls(calls: list, previous: list | None) -> bool:

@@ -270,6 +270,21 @@ def test_after_the_results_the_agent_asks_for_words_in_the_persons_voice_unless_
     assert AFTER_RESULTS not in quiet.model.prompts[1]
 
 
+def test_a_renamed_call_written_when_calls_are_forbidden_is_not_run_and_the_useful_result_is_the_answer():
+    """Asked for words with the tools' names forbidden, Qwen2.5-Coder-0.5B writes the call under a
+    name no tool has (notes_list_all). That is not the model insisting on its repeat: nothing runs,
+    and the answer is the turn's last result that says something (not an error, not empty)."""
+    async def approve(request):
+        return {"approved": True}
+
+    agent = make_agent([xml_call("note_add", title="milk"), xml_call("note_list"), xml_call("note_list"),
+                        xml_call("note_list_all")], confirm=approve)
+    events = run(agent, "Save milk and show my notes")
+    assert [e["name"] for e in of_type(events, "tool_result")] == ["note_add", "note_list"]
+    final = events[-1]
+    assert final["answered_from_results"] and final["text"].startswith("note_list returned: ") and "milk" in final["text"]
+
+
 def test_after_an_error_the_agents_line_asks_to_correct_the_call():
     agent = make_agent([xml_call("divide", a=1, b=0), xml_call("divide", a=1, b=4), "It is 0.25."])
     assert run(agent, "What is 1/4?")[-1]["text"] == "It is 0.25."

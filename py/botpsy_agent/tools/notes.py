@@ -18,12 +18,13 @@ def _title_from(text: str) -> str:
 
 @tool(side_effects=True)
 async def notes_create(ctx: ToolContext, text: str, title: str = "", tags: list[str] | None = None) -> dict:
-    """Save a new note for the user.
+    """Save a new note: text the user wants kept. A task to do or a reminder goes in todo_add instead,
+    something at a date and time in calendar_add_event.
 
     Args:
         text: The note's content.
         title: A short title; empty to use the start of the text.
-        tags: Optional labels such as ["work", "ideas"].
+        tags: Labels the user gave, e.g. ["recipes"]; empty when they gave none.
     """
     body = require_text(text, "note text", MAX_NOTE_CHARS)
     heading = title.strip() or _title_from(body)

@@ -36,7 +36,7 @@ def _due_order(todo: dict) -> tuple:
 
 @tool(side_effects=True)
 async def todo_add(ctx: ToolContext, text: str, due: str = "") -> dict:
-    """Add a todo; with a due time it is also a reminder.
+    """Add a to-do: a task, or a reminder ("remind me to ..."); with a due time it is also a reminder.
 
     Args:
         text: What needs doing.
