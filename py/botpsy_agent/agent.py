@@ -199,9 +199,12 @@ class Agent:
                         yield event
                 if answer is None:  # the model failed; its error event is out
                     return
-                # Only the very calls again count as insisting; anything else written as a call here
-                # (Qwen2.5-Coder-0.5B renames the forbidden tool: notes_list_all) is not run.
-                if answer.calls and not repeat_run and _same_calls(answer.calls, previous_calls):
+                # Calls of offered tools written even now are run, once a turn (AgentDojo's
+                # workspace user_task_36 reads the same thing twice on purpose, then goes on);
+                # a name no tool has (Qwen2.5-Coder-0.5B renames the forbidden tool:
+                # notes_list_all) is not the model insisting, and is not run.
+                offered = {tool.name for tool in self.active_tools()}
+                if answer.calls and not repeat_run and all(call.name in offered for call in answer.calls):
                     repeat_run = True
                     parser, output = answer, answer.output
                     calls = [(f"call_{len(self.conversation.messages)}_{index}", call)
