@@ -163,7 +163,7 @@ def test_auto_makes_a_call_opened_without_tags_at_the_reply_start_valid(models, 
     """Hermes JSON replies may be a bare (or fenced) call object, as Qwen2.5-Coder writes them:
     at temperature 1 SmolLM2 opens some, and each one that names an offered tool is a whole,
     valid call for it (the grammar's doing: the processor hands such a reply to the call's own
-    grammar), read back as such; "none" lets no such call open."""
+    grammar), read back as such; "none" lets no call of an offered tool open."""
     model = models["smol"]
     chat_format = model["format"]
     messages = [{"role": "system", "content": "You are a helpful assistant."}, *UNTAGGED_EXAMPLES]
@@ -180,7 +180,10 @@ def test_auto_makes_a_call_opened_without_tags_at_the_reply_start_valid(models, 
         assert check_arguments(call.arguments, SCHEMAS[call.name]) == [], text
     forbidden = runtime_page.evaluate(SEVERAL, {"key": "smol", "prompt": prompt, "seeds": seeds, "options": {
         **options, "logitsProcessors": [_spec(model, "none")]}})
-    assert not any(_calls(text, chat_format) for text in forbidden), forbidden
+    # A name no tool has may still be written (the grammar leaves such text alone); the parser reads it
+    # as a call of an unknown tool, which the agent answers with an error: no offered tool is called.
+    called = [call.name for text in forbidden for call in _calls(text, chat_format)]
+    assert not set(called) & set(SCHEMAS), forbidden
 
 
 def test_auto_leaves_an_untagged_object_with_a_name_no_tool_has_free(models, runtime_page):
@@ -201,6 +204,27 @@ def test_auto_leaves_an_untagged_object_with_a_name_no_tool_has_free(models, run
     assert constrained["tokens"] == free["tokens"]
     assert _calls(constrained["text"], model["format"]) == []
     assert constrained["stats"]["grammarUntaggedCalls"] == 0
+
+
+def test_offered_names_only_turns_an_invented_name_into_an_offered_one_or_no_call(models, runtime_page):
+    """The agent's choice once the model has invented a tool in a turn: pushed as hard towards
+    `{"name": "get_weather"`, a call object's name must be an offered tool's from its first
+    character, so the reply is a valid call of one ("auto"), or no call object at all ("none")."""
+    model = models["smol"]
+    invented = runtime_page.evaluate("async (text) => window.clients.smol.tokenize(text)",
+                                     '{"name": "get_weather", "arguments": {}}')
+    push = {"name": "token-bias", "args": {"bias": {str(token): 25 for token in invented}}}
+
+    def strict(mode):
+        return logits_processor_spec(BOUNDED_TOOLS, model["toolCallFormat"], mode, offered_names_only=True)
+
+    steered = _generate(runtime_page, "smol", model["prompt"], logitsProcessors=[push, strict("auto")], maxTokens=80)
+    [call] = _calls(steered["text"], model["format"])
+    assert call.error is None and call.name in SCHEMAS, steered["text"]
+    assert check_arguments(call.arguments, SCHEMAS[call.name]) == [], steered["text"]
+    assert steered["stats"]["grammarUntaggedCalls"] == 1
+    forbidden = _generate(runtime_page, "smol", model["prompt"], logitsProcessors=[push, strict("none")], maxTokens=40)
+    assert _calls(forbidden["text"], model["format"]) == [], forbidden["text"]
 
 
 def _padding_ids(folder):

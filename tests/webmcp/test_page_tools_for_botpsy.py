@@ -138,3 +138,23 @@ def test_without_the_flag_the_page_and_the_widget_work_as_before(open_shop, brow
     card = page.locator("botpsy-chat .tool-card").filter(has_text="product_search")
     assert card.locator(".tool-section-label").last.text_content() == "Result"  # a host tool, as before
     assert page.errors == []
+
+
+def test_a_widget_told_webmcp_off_offers_none_of_the_pages_webmcp_tools(open_shop, webmcp_browser):
+    page = open_shop(webmcp_browser)
+    # A site owner's own markup, as a new element: <botpsy-chat webmcp="off" ...>
+    page.evaluate("""() => {
+        const old = document.getElementById('assistant');
+        const widget = document.createElement('botpsy-chat');
+        for (const {name, value} of old.attributes) widget.setAttribute(name, value);
+        widget.setAttribute('webmcp', 'off');
+        old.replaceWith(widget);
+    }""")
+    start_widget(page)
+    tools = agent_tools(page)
+    assert "calculator" in tools
+    assert not {"product_search", "add_to_cart"} & set(tools)
+    assert not any(name.startswith("page_") for name in tools)
+    # The page's own WebMCP offer to the browser's agents is the page's business, and stays.
+    assert {tool["name"] for tool in page.webmcp.tools()} == {"product_search", "add_to_cart"}
+    assert page.errors == []
