@@ -51,6 +51,8 @@ async def deny_everything(request: dict) -> dict:
 
 AFTER_RESULTS = "Using the result above, answer my question in plain words (or call another tool if you still need one)."
 AFTER_ERRORS = "The tool reported an error above: correct the call and try again, or answer my question in plain words."
+AFTER_DENIAL = "I did not allow that. Answer me in plain words (or call a different tool if my request needs one)."
+DENIED = "Error: Denied:"
 
 
 @dataclass
@@ -76,6 +78,9 @@ class AgentOptions:
     # The same, when every result of the step is an error: with AFTER_RESULTS the model answered
     # a "did you mean cups?" error with an invented figure instead of correcting the call.
     after_errors: str | None = AFTER_ERRORS
+    # The same, when the person denied a call of the step: AFTER_ERRORS ("correct the call and try
+    # again") had Qwen2.5-Coder-0.5B write the denied call again, or echo the line as its answer.
+    after_denial: str | None = AFTER_DENIAL
 
 
 @dataclass
@@ -149,6 +154,10 @@ class Agent:
         prompt, output = None, ""
         previous_calls = None
         repeat_run = False  # a repeat the model insisted on was run (once per turn)
+        # Once the model has called a tool nobody offered, the rest of the turn's call objects must
+        # name offered tools (the grammar's offered_names_only): told "no such tool", Qwen2.5-Coder
+        # writes the same invented call again, and greedy decoding would repeat it to the step limit.
+        invented = False
         for step in range(1, self.options.max_steps + 1):
             if self._cancelled and step == 1:  # stopped before the model said anything
                 self.conversation.add_assistant("", "", [])
@@ -162,7 +171,7 @@ class Agent:
                 pieces = []
                 # aclosing: an error while handling a chunk closes the model's stream at once,
                 # so the model stops generating instead of running on to max_tokens.
-                options = self._generation_options(prompt, first_step=step == 1)
+                options = self._generation_options(prompt, first_step=step == 1, offered_names_only=invented)
                 async with contextlib.aclosing(self.model.generate(prompt, options)) as stream:
                     async for chunk in stream:
                         pieces.append(chunk)
@@ -192,7 +201,7 @@ class Agent:
                     yield {"type": "tool_call", "id": f"{call_id}_repeated", "name": call.name,
                            "arguments": call.arguments, "error": REPEATED_CALL}
                 answer = None
-                async for event in self._answer_from_results(prompt):
+                async for event in self._answer_from_results(prompt, offered_names_only=invented):
                     if event["type"] == "answer":
                         answer = event["parser"]
                     else:
@@ -215,6 +224,8 @@ class Agent:
                     yield self._final(text, step, answered_from_results=True)
                     return
             previous_calls = parser.calls
+            offered = {tool.name for tool in self.active_tools()}
+            invented = invented or any(call.name not in offered for call in parser.calls)
             self.conversation.add_assistant(parser.text, parser.thinking, calls)
             if not calls:
                 yield self._final(parser.text.strip(), step)
@@ -251,15 +262,18 @@ class Agent:
             event["untrusted_reads"] = [read.as_event() for read in reads]
         return event
 
-    async def _answer_from_results(self, prompt: str) -> AsyncIterator[dict]:
+    async def _answer_from_results(self, prompt: str, offered_names_only: bool = False) -> AsyncIterator[dict]:
         """One more generation from `prompt` with tool calls forbidden: the model's words from the
         results it already has. Yields its text events, then {"type": "answer", "parser"} (the
-        parser also carries `output`, the raw text), or an error event when the model fails."""
+        parser also carries `output`, the raw text), or an error event when the model fails.
+        offered_names_only (the model invented a tool this turn): no call object may open at all,
+        not even one of a name no tool has."""
         yield {"type": "answer_from_results", "reason": "the model repeated its previous calls"}
         schemas = {tool.name: tool.parameters for tool in self.active_tools()}
         parser = ModelOutputParser(self.chat_format.tool_call_format, schemas,
                                    thinking=prompt_leaves_thinking_open(prompt))
-        options = self._generation_options(prompt, first_step=False, mode="none")
+        options = self._generation_options(prompt, first_step=False, mode="none",
+                                           offered_names_only=offered_names_only)
         pieces = []
         try:
             async with contextlib.aclosing(self.model.generate(prompt, options)) as stream:
@@ -277,7 +291,10 @@ class Agent:
 
     def _note_after(self, results: list[dict]) -> str | None:
         """The agent's line after a step's results (AgentOptions.after_results / after_errors)."""
-        failed = results and all(str(message.get("content", "")).startswith("Error:") for message in results)
+        contents = [str(message.get("content", "")) for message in results]
+        if any(content.startswith(DENIED) for content in contents):
+            return self.options.after_denial
+        failed = contents and all(content.startswith("Error:") for content in contents)
         return self.options.after_errors if failed else self.options.after_results
 
     def _words_from_results(self) -> str:
@@ -321,7 +338,7 @@ class Agent:
                 yield {"type": "confirmation", **request}
                 decision = await self.confirm(request) or {}
                 if not decision.get("approved"):
-                    problem = f"Error: Denied: the user did not allow {tool.name} with these arguments."
+                    problem = f"{DENIED} the user did not allow {tool.name} with these arguments."
                 elif decision.get("arguments") is not None:
                     arguments = decision["arguments"]
                     issues = check_arguments(arguments, tool.parameters)
@@ -384,15 +401,16 @@ class Agent:
             return f"Error: InvalidArguments for {tool.name}: {'; '.join(issues)}"
         return None
 
-    def _generation_options(self, prompt: str, first_step: bool = True, mode: str | None = None) -> dict:
+    def _generation_options(self, prompt: str, first_step: bool = True, mode: str | None = None,
+                            offered_names_only: bool = False) -> dict:
         options = {"maxTokens": self.options.max_tokens, "temperature": self.options.temperature}
-        processors = self.logits_processors(prompt, first_step, mode)
+        processors = self.logits_processors(prompt, first_step, mode, offered_names_only)
         if processors:
             options["logitsProcessors"] = processors
         return options
 
     def logits_processors(self, prompt: str | None = None, first_step: bool = True,
-                          mode: str | None = None) -> list[dict]:
+                          mode: str | None = None, offered_names_only: bool = False) -> list[dict]:
         """The runtime's logits processors for a generation from `prompt` (default: the next
         turn's first): the tool-call grammar of the tools the prompt offers, per options.tool_calls
         (or `mode`, when the loop forbids calls for one answer: "none", unless calls are "off")."""
@@ -405,7 +423,8 @@ class Agent:
             prompt = self.render_prompt(({"role": "user", "content": "A"},))
         spec = logits_processor_spec([tool.spec() for tool in self.active_tools()],
                                      self.chat_format.tool_call_format, mode,
-                                     thinking=prompt_leaves_thinking_open(prompt))
+                                     thinking=prompt_leaves_thinking_open(prompt),
+                                     offered_names_only=offered_names_only)
         return [spec] if spec else []
 
 

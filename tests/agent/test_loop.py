@@ -8,7 +8,7 @@ import pytest
 
 from pathlib import Path
 
-from botpsy_agent.agent import AFTER_ERRORS, AFTER_RESULTS, Agent, AgentOptions
+from botpsy_agent.agent import AFTER_DENIAL, AFTER_ERRORS, AFTER_RESULTS, Agent, AgentOptions
 from botpsy_agent.chat_format import ChatFormat
 from botpsy_agent.conversation import ConversationFormatError
 from botpsy_agent.scripted_model import ScriptedModel
@@ -293,6 +293,17 @@ def test_after_an_error_the_agents_line_asks_to_correct_the_call():
     assert agent.model.prompts[1].rstrip().rsplit("<|im_start|>user", 1)[1].startswith("\n" + AFTER_ERRORS)
 
 
+def test_after_a_denial_the_agents_line_says_so_instead_of_asking_to_correct_the_call():
+    """"Correct the call and try again" after a denial had the model write the denied call again."""
+    async def deny(request):
+        return {"approved": False}
+
+    agent = make_agent([xml_call("note_delete", title="milk"), "OK, I have not deleted it."], confirm=deny)
+    events = run(agent, "Delete milk")
+    assert events[-1]["text"] == "OK, I have not deleted it."
+    assert [m["content"] for m in agent.conversation.messages if m.get("agent_note")] == [AFTER_DENIAL]
+
+
 def test_a_model_that_ignores_the_constraint_gets_its_repeat_run_once_then_the_results_as_words():
     """A model that writes the calls even when asked for words (an unconstrained loop, or a
     request that reads the same thing twice on purpose: AgentDojo's workspace user_task_36) has
@@ -319,3 +330,28 @@ def test_an_invented_tool_gets_an_error_naming_the_closest_offered_tools_and_the
     assert first["ok"] is False and "UnknownTool" in first["result"]
     assert "The closest: divide." in first["result"]
     assert second["result"] == "0.25" and events[-1]["text"] == "0.25"
+
+
+def _untagged_watch(options):
+    [spec] = options["logitsProcessors"]
+    return spec["args"].get("untaggedCall", {})
+
+
+def test_after_an_invented_tool_call_objects_must_name_offered_tools_for_the_rest_of_the_turn(smollm2_template):
+    """Told there is no such tool, Qwen2.5-Coder writes the same invented JSON call again (greedy:
+    every time). From then on in the turn the grammar takes a bare call object over at its name's
+    first quote, so only an offered tool's name can be written; a first reply stays free (BFCL
+    irrelevance: forcing a name there turned right refusals into wrong calls)."""
+    hermes = ChatFormat(smollm2_template, "hermes_json", False)
+    invented = json.dumps({"name": "divide_numbers", "arguments": {"a": 1, "b": 4}})
+    agent = Agent(model=ScriptedModel([invented, json.dumps({"name": "divide", "arguments": {"a": 1, "b": 4}}),
+                                       "It is 0.25.", "It is 0.2."]), chat_format=hermes)
+    agent.add_tool(divide)
+    events = run(agent, "What is 1/4?")
+    assert [r["ok"] for r in of_type(events, "tool_result")] == [False, True]
+    assert events[-1]["text"] == "It is 0.25."
+    first, second, third = agent.model.options
+    assert "offeredNamesOnly" not in _untagged_watch(first)
+    assert _untagged_watch(second)["offeredNamesOnly"] is True and _untagged_watch(third)["offeredNamesOnly"] is True
+    run(agent, "And 1/5?")  # a new turn starts free again
+    assert "offeredNamesOnly" not in _untagged_watch(agent.model.options[3])
