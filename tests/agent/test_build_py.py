@@ -11,7 +11,8 @@ def test_bundle_holds_the_agent_tools_and_pure_python_jinja2(tmp_path):
     path = build_agent_bundle(tmp_path / "agent-py.zip")
     names = zipfile.ZipFile(path).namelist()
     for required in ("botpsy_agent/agent.py", "botpsy_agent/bridge.py", "botpsy_agent/tools/__init__.py",
-                     "botpsy_agent/tools/data/tz_rules.json", "jinja2/sandbox.py",
+                     "botpsy_agent/tools/data/tz_rules.json", "botpsy_agent/tools/data/city_zones.json",
+                     "jinja2/sandbox.py",
                      "markupsafe/__init__.py", "markupsafe/_native.py"):
         assert required in names
     assert not [name for name in names if name.endswith((".so", ".pyc", ".c")) or "__pycache__" in name]

@@ -7,7 +7,7 @@ import datetime
 
 from botpsy_agent.tooling import ToolContext, ToolError, tool
 
-from .timezones import get_zone
+from .timezones import get_zone, zone_mentions
 from .when import describe, has_time_part, parse_datetime
 
 MAX_SPAN_DAYS = 366 * 10_000
@@ -33,6 +33,21 @@ def current_time(ctx: ToolContext, timezone: str = "") -> dict:
     return describe(ctx.now().astimezone(zone))
 
 
+def read_time_and_place(text: str, zone: datetime.tzinfo, now: datetime.datetime) -> datetime.datetime:
+    """`text` read in `zone`; when that fails and it names a place ("3pm Tokyo time",
+    "18:40 New York time on December 19th"), the rest read in that place's zone."""
+    try:
+        return parse_datetime(text, zone, now)
+    except ToolError as unreadable:
+        error = unreadable
+    for rest, place_zone in zone_mentions(text):
+        try:
+            return parse_datetime(rest, place_zone, now)
+        except ToolError:
+            continue
+    raise error
+
+
 @tool
 def convert_time(ctx: ToolContext, time: str, to_timezone: str, from_timezone: str = "") -> dict:
     """Convert a date and time from one time zone to another.
@@ -42,9 +57,11 @@ def convert_time(ctx: ToolContext, time: str, to_timezone: str, from_timezone: s
         to_timezone: Zone to convert to: IANA name ("America/New_York"), city, "UTC" or offset.
         from_timezone: Zone the time is written in; empty for the user's zone.
     """
-    source = get_zone(from_timezone) if from_timezone.strip() else user_zone(ctx)
     target = get_zone(to_timezone)
-    moment = parse_datetime(time, source, ctx.now())
+    if from_timezone.strip():
+        moment = parse_datetime(time, get_zone(from_timezone), ctx.now())
+    else:
+        moment = read_time_and_place(time, user_zone(ctx), ctx.now())
     converted = moment.astimezone(target)
     shift = converted.utcoffset() - moment.utcoffset()
     return {"from": describe(moment), "to": describe(converted),

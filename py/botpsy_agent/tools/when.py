@@ -7,14 +7,18 @@ Accepted: ISO 8601 ("2026-11-30", "2026-11-30T14:00", "2026-11-30 14:00+01:00",
 ("tomorrow 9am", "friday at 14:00", "2026-12-01 9:30") or a time followed by its day
 ("3pm on friday"). Days by name: "december 19th", "19 dec", "the 3rd of march 2027" (the
 coming one when no year is said). Words for times: "noon", "midnight", and parts of a day ("tomorrow
-morning" 09:00, "friday afternoon" 15:00, "this evening" / "tonight" 19:00). From now:
-"in 2 hours", "in ten minutes", "in half an hour", "in 3 days".
+morning" 09:00, "friday afternoon" 15:00, "this evening" / "tonight" 19:00), also with a clock
+time, which wins and is read in that part of the day ("tomorrow morning at 8" 08:00, "tonight 7"
+19:00, "friday at 8 in the evening" 20:00). From now: "in 2 hours", "in ten minutes", "in half an
+hour", "in 3 days".
 """
 
 from __future__ import annotations
 
 import datetime
+import functools
 import re
+from collections.abc import Callable
 
 from botpsy_agent.tooling import ToolError
 
@@ -35,6 +39,8 @@ _TIME_THEN_DAY = re.compile(r"^(.+?)\s+(?:on\s+)?(today|tomorrow|yesterday|(?:ne
 _NAMED_TIMES = {"noon": datetime.time(12), "midday": datetime.time(12), "midnight": datetime.time(0),
                 "morning": datetime.time(9), "afternoon": datetime.time(15), "evening": datetime.time(19),
                 "night": datetime.time(21)}
+# A part of the day said with a clock time: "tomorrow morning at 8", "friday at 8 in the evening", "tonight 7pm".
+_PART_OF_DAY = re.compile(r"\b(?:(?:in\s+the|this)\s+)?(morning|afternoon|evening|night)\b|\b(tonight)\b")
 _THIS = {"this morning": "today morning", "this afternoon": "today afternoon", "this evening": "today evening",
          "tonight": "today evening"}
 _NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
@@ -128,6 +134,60 @@ def _day(text: str, today: datetime.date) -> datetime.date | None:
         return None
 
 
+def _day_and_clock(text: str, today: datetime.date,
+                   read_clock: Callable[[str], datetime.time | None]) -> tuple[datetime.date, datetime.time] | None:
+    """"tomorrow 9am", "friday at noon", "3pm on friday": the day and the time of day; None otherwise."""
+    split = _DAY_THEN_TIME.match(text) or _DAY_THEN_PART.match(text)
+    if split:
+        day, clock = _day(split.group(1).strip(), today), read_clock(split.group(2))
+        if day is not None and clock is not None:
+            return day, clock
+    split = _TIME_THEN_DAY.match(text)
+    if split:
+        clock, day = read_clock(split.group(1).removeprefix("at ").strip()), _day(split.group(2).strip(), today)
+        if day is not None and clock is not None:
+            return day, clock
+    return None
+
+
+def _clock_in_part(text: str, part: str) -> datetime.time | None:
+    """A clock time said within a part of the day. An am/pm or 24-hour time is read as written; a
+    bare hour or 12-hour time as am in the morning and pm after it ("8" in the evening: 20:00).
+    A bare 12 is only read in the afternoon: at night it would mean the next day's midnight."""
+    match = _CLOCK.match(text.strip())
+    if not match:
+        return None
+    hour = int(match.group(1))
+    if match.group(4):
+        return _clock(text)
+    if hour == 0 or hour > 12:
+        return _clock(text if match.group(2) else f"{hour}:00")
+    if hour == 12 and part != "afternoon":
+        return None
+    return _clock(f"{text.strip()} {'am' if part == 'morning' else 'pm'}")
+
+
+def _in_part_of_day(text: str, today: datetime.date) -> tuple[datetime.date, datetime.time] | None:
+    """"tomorrow morning at 8", "tomorrow at 8 in the morning", "friday evening 7pm", "tonight 7":
+    the day (today when none is said) at the clock time, read in that part of the day; None otherwise."""
+    match = _PART_OF_DAY.search(text)
+    if not match:
+        return None
+    part = match.group(1) or "evening"     # "tonight" reads like "this evening"
+    rest = " ".join((text[:match.start()] + " " + text[match.end():]).split())
+    if not rest:
+        return None
+    read_clock = functools.partial(_clock_in_part, part=part)
+    clock = read_clock(rest.removeprefix("at ").strip())
+    if clock is not None:
+        return today, clock
+    found = _day_and_clock(rest, today, read_clock)
+    if found is not None:
+        return found
+    day = _day(rest, today)       # "friday in the evening": the part's own hour
+    return (day, _NAMED_TIMES[part]) if day is not None else None
+
+
 def parse_datetime(text: str, zone: datetime.tzinfo, now: datetime.datetime,
                    what: str = "time") -> datetime.datetime:
     """An aware datetime; naive input is read in `zone`, a date alone means its midnight."""
@@ -148,16 +208,9 @@ def parse_datetime(text: str, zone: datetime.tzinfo, now: datetime.datetime,
     clock = _clock(cleaned)
     if clock is not None:
         return datetime.datetime.combine(today, clock, zone)
-    split = _DAY_THEN_TIME.match(cleaned) or _DAY_THEN_PART.match(cleaned)
-    if split:
-        day, clock = _day(split.group(1).strip(), today), _clock(split.group(2))
-        if day is not None and clock is not None:
-            return datetime.datetime.combine(day, clock, zone)
-    split = _TIME_THEN_DAY.match(cleaned)
-    if split:
-        clock, day = _clock(split.group(1).removeprefix("at ").strip()), _day(split.group(2).strip(), today)
-        if day is not None and clock is not None:
-            return datetime.datetime.combine(day, clock, zone)
+    found = _day_and_clock(cleaned, today, _clock) or _in_part_of_day(cleaned, today)
+    if found is not None:
+        return datetime.datetime.combine(*found, zone)
     try:
         iso = cleaned[:-1] + "+00:00" if cleaned.endswith("z") else cleaned
         moment = datetime.datetime.fromisoformat(iso.upper())
@@ -173,7 +226,8 @@ def has_time_part(text: str) -> bool:
     return (cleaned == "now" or cleaned in _THIS or ":" in cleaned
             or bool(from_now and (from_now.group(1) == "half an hour" or from_now.group(3) not in ("day", "week")))
             or bool(re.search(r"\d\s*(am|pm|a\.m\.|p\.m\.)(\s|$)", cleaned))
-            or any(re.search(rf"\b{word}\b", cleaned) for word in _NAMED_TIMES))
+            or any(re.search(rf"\b{word}\b", cleaned) for word in _NAMED_TIMES)
+            or bool(_PART_OF_DAY.search(cleaned)))
 
 
 def describe(moment: datetime.datetime) -> dict:

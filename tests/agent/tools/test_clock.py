@@ -43,6 +43,28 @@ def test_convert_time_errors_name_the_problem(ctx):
         call(convert_time, ctx, time="half past nine", to_timezone="UTC")
 
 
+@pytest.mark.parametrize("time, from_utc", [
+    ("18:40 New York", "2026-11-30T23:40+00:00"),
+    ("3pm Tokyo time", "2026-11-30T06:00+00:00"),
+    ("18:40 New York time on December 19th", "2026-12-19T23:40+00:00"),
+    ("9am in Mumbai, India", "2026-11-30T03:30+00:00"),
+    ("tomorrow 9am San Francisco time", "2026-12-01T17:00+00:00"),
+])
+def test_convert_time_reads_the_place_written_into_the_time(ctx, time, from_utc):
+    answer = call(convert_time, ctx, time=time, to_timezone="UTC")
+    assert answer["to"]["datetime"] == from_utc
+
+
+def test_a_place_in_the_time_does_not_override_a_given_source_zone(ctx):
+    with pytest.raises(ToolError, match="could not read '3pm Tokyo time'"):
+        call(convert_time, ctx, time="3pm Tokyo time", from_timezone="Europe/Paris", to_timezone="UTC")
+
+
+def test_an_unreadable_time_with_a_place_still_names_the_problem(ctx):
+    with pytest.raises(ToolError, match="could not read 'half past nine Tokyo'"):
+        call(convert_time, ctx, time="half past nine Tokyo", to_timezone="UTC")
+
+
 def test_date_difference_counts_days_weeks_and_weekdays(ctx):
     answer = call(date_difference, ctx, start="2026-12-01", end="2026-12-25")
     assert answer["days"] == 24

@@ -7,8 +7,10 @@ from importlib import resources
 import pytest
 
 from botpsy_agent.tooling import ToolError
+from botpsy_agent.tools.data.build_city_zones import city_zones as build_city_zones
 from botpsy_agent.tools.data.build_tz_rules import parse_tzif
-from botpsy_agent.tools.timezones import _zone_from_rules, bundled_rules, canonical_name, get_zone
+from botpsy_agent.tools.timezones import (_zone_from_rules, bundled_rules, canonical_name, city_zones, get_zone,
+                                          zone_names_by_lowercase)
 
 UTC = datetime.timezone.utc
 
@@ -68,6 +70,66 @@ def test_fallback_handles_daylight_saving_transitions_exactly():
 def test_names_and_cities_resolve(written, canonical):
     assert canonical_name(written) == canonical
     assert get_zone(written).key == canonical
+
+
+@pytest.mark.parametrize("written, canonical", [
+    ("Mumbai", "Asia/Kolkata"), ("delhi", "Asia/Kolkata"), ("San Francisco", "America/Los_Angeles"),
+    ("Seattle", "America/Los_Angeles"), ("Boston", "America/New_York"), ("Beijing", "Asia/Shanghai"),
+    ("Munich", "Europe/Berlin"), ("Köln", "Europe/Berlin"), ("koln", "Europe/Berlin"),
+    ("Miami", "America/New_York"), ("Hyderabad", "Asia/Kolkata"),   # India's, the more populous one
+])
+def test_large_cities_that_name_no_zone_resolve(written, canonical):
+    assert canonical_name(written) == canonical
+    assert get_zone(written).key == canonical
+
+
+def test_zone_names_and_their_own_cities_come_before_the_city_table():
+    assert canonical_name("Paris") == "Europe/Paris"
+    assert canonical_name("Vancouver") == "America/Vancouver"
+    assert "paris" not in city_zones()
+
+
+@pytest.mark.parametrize("written, canonical", [
+    ("Mumbai, India", "Asia/Kolkata"), ("Portland, Oregon", "America/Los_Angeles"),
+    ("Paris, France", "Europe/Paris"), ("New York, NY", "America/New_York"),
+    ("Washington, D.C.", "America/New_York"),
+])
+def test_city_comma_country_uses_the_city(written, canonical):
+    assert canonical_name(written) == canonical
+
+
+@pytest.mark.parametrize("written, message", [
+    ("Mumbay", r"did you mean Mumbai \(Asia/Kolkata\)"),
+    ("San Fransisco", r"did you mean San Francisco \(America/Los_Angeles\)"),
+    ("Atlantis, Ocean", "unknown time zone 'Atlantis, Ocean'"),
+])
+def test_misspelled_cities_are_refused_with_close_names(written, message):
+    with pytest.raises(ToolError, match=message):
+        canonical_name(written)
+
+
+def test_city_table_is_small_and_points_only_at_bundled_zones():
+    """city_zones.json is generated: rebuild it with data/build_city_zones.py (its docstring says how)."""
+    stored = resources.files("botpsy_agent.tools").joinpath("data/city_zones.json").read_bytes()
+    assert len(stored) < 45_000      # it ships to every page
+    table = city_zones()
+    assert len(table) > 1000 and set(table.values()) <= set(bundled_rules())
+    assert all(name == name.lower().strip() for name in table)
+    assert not set(table) & set(zone_names_by_lowercase())
+
+
+def test_city_table_build_keeps_big_cities_and_the_most_populous_of_a_name():
+    cities = [
+        {"name": "Valencia", "population": 800_000, "timezone": "Europe/Madrid"},
+        {"name": "Valencia", "population": 1_400_000, "timezone": "America/Caracas"},
+        {"name": "São Gonçalo", "population": 1_000_000, "timezone": "America/Sao_Paulo"},
+        {"name": "Smallville", "population": 10_000, "timezone": "America/Chicago"},
+        {"name": "Paris", "population": 2_000_000, "timezone": "Europe/Paris"},
+        {"name": "Nowhere", "population": 900_000, "timezone": "Mars/Olympus"},
+    ]
+    table = build_city_zones(cities, zone_names_by_lowercase(), min_population=400_000)
+    assert table == {"valencia": "America/Caracas", "são gonçalo": "America/Sao_Paulo",
+                     "sao goncalo": "America/Sao_Paulo"}
 
 
 @pytest.mark.parametrize("written, hours", [("UTC", 0), ("gmt", 0), ("Z", 0), ("+05:30", 5.5), ("UTC-3", -3),

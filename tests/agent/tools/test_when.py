@@ -59,7 +59,37 @@ def test_readable_forms(written, expected):
     assert parse_datetime(written, PARIS, FIXED_NOW).isoformat() == expected
 
 
-@pytest.mark.parametrize("written", ["", "soon", "25:00", "13pm", "9", "2026-13-01", "friday at noonish", "in several hours", "feb 30", "may"])
+@pytest.mark.parametrize("written, expected", [
+    ("tomorrow morning 8am", "2026-12-01T08:00:00+01:00"),
+    ("tomorrow morning at 8", "2026-12-01T08:00:00+01:00"),
+    ("tomorrow at 8 in the morning", "2026-12-01T08:00:00+01:00"),
+    ("8am tomorrow morning", "2026-12-01T08:00:00+01:00"),
+    ("friday evening 7pm", "2026-12-04T19:00:00+01:00"),
+    ("friday at 8 in the evening", "2026-12-04T20:00:00+01:00"),
+    ("tomorrow evening at 8:30", "2026-12-01T20:30:00+01:00"),
+    ("tomorrow afternoon at 3", "2026-12-01T15:00:00+01:00"),
+    ("tomorrow night at 11", "2026-12-01T23:00:00+01:00"),
+    ("tonight 7pm", "2026-11-30T19:00:00+01:00"),
+    ("tonight at 8", "2026-11-30T20:00:00+01:00"),
+    ("this evening at 7", "2026-11-30T19:00:00+01:00"),
+    ("this morning at 10:15", "2026-11-30T10:15:00+01:00"),
+    ("8 in the morning", "2026-11-30T08:00:00+01:00"),
+    ("friday in the evening", "2026-12-04T19:00:00+01:00"),
+])
+def test_a_part_of_the_day_with_a_clock_time_reads_the_hour_in_that_part(written, expected):
+    assert parse_datetime(written, PARIS, FIXED_NOW).isoformat() == expected
+
+
+@pytest.mark.parametrize("written, expected", [
+    ("tomorrow morning at 8pm", "2026-12-01T20:00:00+01:00"),      # am/pm as said
+    ("tomorrow evening at 19:30", "2026-12-01T19:30:00+01:00"),    # a 24-hour time as said
+])
+def test_an_explicit_clock_time_wins_over_the_part_of_the_day(written, expected):
+    assert parse_datetime(written, PARIS, FIXED_NOW).isoformat() == expected
+
+
+@pytest.mark.parametrize("written", ["", "soon", "25:00", "13pm", "9", "2026-13-01", "friday at noonish", "in several hours", "feb 30", "may",
+                                     "tomorrow at 8", "tomorrow morning at 25", "tonight at 12"])
 def test_unreadable_forms_are_refused_with_the_accepted_formats(written):
     with pytest.raises(ToolError, match="ISO format|empty"):
         parse_datetime(written, PARIS, FIXED_NOW, "start")
@@ -70,6 +100,7 @@ def test_has_time_part():
     assert not has_time_part("2026-12-01") and not has_time_part("friday")
     assert has_time_part("tomorrow morning") and has_time_part("in 2 hours") and has_time_part("3pm on friday")
     assert not has_time_part("in 3 days")
+    assert has_time_part("tonight at 8")
 
 
 def test_result_is_always_aware():
