@@ -154,10 +154,6 @@ class Agent:
         prompt, output = None, ""
         previous_calls = None
         repeat_run = False  # a repeat the model insisted on was run (once per turn)
-        # Once the model has called a tool nobody offered, the rest of the turn's call objects must
-        # name offered tools (the grammar's offered_names_only): told "no such tool", Qwen2.5-Coder
-        # writes the same invented call again, and greedy decoding would repeat it to the step limit.
-        invented = False
         for step in range(1, self.options.max_steps + 1):
             if self._cancelled and step == 1:  # stopped before the model said anything
                 self.conversation.add_assistant("", "", [])
@@ -171,7 +167,7 @@ class Agent:
                 pieces = []
                 # aclosing: an error while handling a chunk closes the model's stream at once,
                 # so the model stops generating instead of running on to max_tokens.
-                options = self._generation_options(prompt, first_step=step == 1, offered_names_only=invented)
+                options = self._generation_options(prompt, first_step=step == 1)
                 async with contextlib.aclosing(self.model.generate(prompt, options)) as stream:
                     async for chunk in stream:
                         pieces.append(chunk)
@@ -201,7 +197,7 @@ class Agent:
                     yield {"type": "tool_call", "id": f"{call_id}_repeated", "name": call.name,
                            "arguments": call.arguments, "error": REPEATED_CALL}
                 answer = None
-                async for event in self._answer_from_results(prompt, offered_names_only=invented):
+                async for event in self._answer_from_results(prompt):
                     if event["type"] == "answer":
                         answer = event["parser"]
                     else:
@@ -224,8 +220,6 @@ class Agent:
                     yield self._final(text, step, answered_from_results=True)
                     return
             previous_calls = parser.calls
-            offered = {tool.name for tool in self.active_tools()}
-            invented = invented or any(call.name not in offered for call in parser.calls)
             self.conversation.add_assistant(parser.text, parser.thinking, calls)
             if not calls:
                 yield self._final(parser.text.strip(), step)
@@ -262,18 +256,15 @@ class Agent:
             event["untrusted_reads"] = [read.as_event() for read in reads]
         return event
 
-    async def _answer_from_results(self, prompt: str, offered_names_only: bool = False) -> AsyncIterator[dict]:
+    async def _answer_from_results(self, prompt: str) -> AsyncIterator[dict]:
         """One more generation from `prompt` with tool calls forbidden: the model's words from the
         results it already has. Yields its text events, then {"type": "answer", "parser"} (the
-        parser also carries `output`, the raw text), or an error event when the model fails.
-        offered_names_only (the model invented a tool this turn): no call object may open at all,
-        not even one of a name no tool has."""
+        parser also carries `output`, the raw text), or an error event when the model fails."""
         yield {"type": "answer_from_results", "reason": "the model repeated its previous calls"}
         schemas = {tool.name: tool.parameters for tool in self.active_tools()}
         parser = ModelOutputParser(self.chat_format.tool_call_format, schemas,
                                    thinking=prompt_leaves_thinking_open(prompt))
-        options = self._generation_options(prompt, first_step=False, mode="none",
-                                           offered_names_only=offered_names_only)
+        options = self._generation_options(prompt, first_step=False, mode="none")
         pieces = []
         try:
             async with contextlib.aclosing(self.model.generate(prompt, options)) as stream:
@@ -401,16 +392,15 @@ class Agent:
             return f"Error: InvalidArguments for {tool.name}: {'; '.join(issues)}"
         return None
 
-    def _generation_options(self, prompt: str, first_step: bool = True, mode: str | None = None,
-                            offered_names_only: bool = False) -> dict:
+    def _generation_options(self, prompt: str, first_step: bool = True, mode: str | None = None) -> dict:
         options = {"maxTokens": self.options.max_tokens, "temperature": self.options.temperature}
-        processors = self.logits_processors(prompt, first_step, mode, offered_names_only)
+        processors = self.logits_processors(prompt, first_step, mode)
         if processors:
             options["logitsProcessors"] = processors
         return options
 
     def logits_processors(self, prompt: str | None = None, first_step: bool = True,
-                          mode: str | None = None, offered_names_only: bool = False) -> list[dict]:
+                          mode: str | None = None) -> list[dict]:
         """The runtime's logits processors for a generation from `prompt` (default: the next
         turn's first): the tool-call grammar of the tools the prompt offers, per options.tool_calls
         (or `mode`, when the loop forbids calls for one answer: "none", unless calls are "off")."""
@@ -423,8 +413,7 @@ class Agent:
             prompt = self.render_prompt(({"role": "user", "content": "A"},))
         spec = logits_processor_spec([tool.spec() for tool in self.active_tools()],
                                      self.chat_format.tool_call_format, mode,
-                                     thinking=prompt_leaves_thinking_open(prompt),
-                                     offered_names_only=offered_names_only)
+                                     thinking=prompt_leaves_thinking_open(prompt))
         return [spec] if spec else []
 
 

@@ -331,27 +331,3 @@ def test_an_invented_tool_gets_an_error_naming_the_closest_offered_tools_and_the
     assert "The closest: divide." in first["result"]
     assert second["result"] == "0.25" and events[-1]["text"] == "0.25"
 
-
-def _untagged_watch(options):
-    [spec] = options["logitsProcessors"]
-    return spec["args"].get("untaggedCall", {})
-
-
-def test_after_an_invented_tool_call_objects_must_name_offered_tools_for_the_rest_of_the_turn(smollm2_template):
-    """Told there is no such tool, Qwen2.5-Coder writes the same invented JSON call again (greedy:
-    every time). From then on in the turn the grammar takes a bare call object over at its name's
-    first quote, so only an offered tool's name can be written; a first reply stays free (BFCL
-    irrelevance: forcing a name there turned right refusals into wrong calls)."""
-    hermes = ChatFormat(smollm2_template, "hermes_json", False)
-    invented = json.dumps({"name": "divide_numbers", "arguments": {"a": 1, "b": 4}})
-    agent = Agent(model=ScriptedModel([invented, json.dumps({"name": "divide", "arguments": {"a": 1, "b": 4}}),
-                                       "It is 0.25.", "It is 0.2."]), chat_format=hermes)
-    agent.add_tool(divide)
-    events = run(agent, "What is 1/4?")
-    assert [r["ok"] for r in of_type(events, "tool_result")] == [False, True]
-    assert events[-1]["text"] == "It is 0.25."
-    first, second, third = agent.model.options
-    assert "offeredNamesOnly" not in _untagged_watch(first)
-    assert _untagged_watch(second)["offeredNamesOnly"] is True and _untagged_watch(third)["offeredNamesOnly"] is True
-    run(agent, "And 1/5?")  # a new turn starts free again
-    assert "offeredNamesOnly" not in _untagged_watch(agent.model.options[3])

@@ -206,27 +206,6 @@ def test_auto_leaves_an_untagged_object_with_a_name_no_tool_has_free(models, run
     assert constrained["stats"]["grammarUntaggedCalls"] == 0
 
 
-def test_offered_names_only_turns_an_invented_name_into_an_offered_one_or_no_call(models, runtime_page):
-    """The agent's choice once the model has invented a tool in a turn: pushed as hard towards
-    `{"name": "get_weather"`, a call object's name must be an offered tool's from its first
-    character, so the reply is a valid call of one ("auto"), or no call object at all ("none")."""
-    model = models["smol"]
-    invented = runtime_page.evaluate("async (text) => window.clients.smol.tokenize(text)",
-                                     '{"name": "get_weather", "arguments": {}}')
-    push = {"name": "token-bias", "args": {"bias": {str(token): 25 for token in invented}}}
-
-    def strict(mode):
-        return logits_processor_spec(BOUNDED_TOOLS, model["toolCallFormat"], mode, offered_names_only=True)
-
-    steered = _generate(runtime_page, "smol", model["prompt"], logitsProcessors=[push, strict("auto")], maxTokens=80)
-    [call] = _calls(steered["text"], model["format"])
-    assert call.error is None and call.name in SCHEMAS, steered["text"]
-    assert check_arguments(call.arguments, SCHEMAS[call.name]) == [], steered["text"]
-    assert steered["stats"]["grammarUntaggedCalls"] == 1
-    forbidden = _generate(runtime_page, "smol", model["prompt"], logitsProcessors=[push, strict("none")], maxTokens=40)
-    assert _calls(forbidden["text"], model["format"]) == [], forbidden["text"]
-
-
 def _padding_ids(folder):
     """Logit positions past the tokenizer's tokens (Qwen3.5 pads its vocabulary to 248,320)."""
     data = json.loads((folder / "tokenizer.json").read_text())

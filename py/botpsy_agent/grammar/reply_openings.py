@@ -43,15 +43,10 @@ def untagged_call_grammar(rules: Rules, rests: dict[str, str]) -> str:
     return states[START]
 
 
-def untagged_call_watch(names: list[str], call_grammar: str | None, offered_names_only: bool = False) -> dict:
+def untagged_call_watch(names: list[str], call_grammar: str | None) -> dict:
     """The processor's args for it: the openings' automaton, the offered names, and the call's
-    grammar (None: toolCalls "none", such a call is refused as soon as its name is written).
-    offered_names_only: the grammar takes over at the name's first quote, so only an offered
-    name can be written there (with no grammar: no call object can open at all). The agent asks
-    for it once the model has invented a tool in a turn, never for a first reply (see above)."""
+    grammar (None: toolCalls "none", such a call is refused as soon as its name is written)."""
     watch = {"openings": OPENING_STATES, "start": START, "accepts": [BARE_JSON, FENCED_JSON], "tools": names}
-    if offered_names_only:
-        watch["offeredNamesOnly"] = True
     if call_grammar is None:
         watch["forbid"] = True
     else:

@@ -95,25 +95,21 @@ def structural_tag(tools: list[dict], tool_call_format: str, mode: str = "auto",
 
 
 def logits_processor_spec(tools: list[dict], tool_call_format: str | None, mode: str = "auto",
-                          *, thinking: bool = False, dialect: str = "web",
-                          offered_names_only: bool = False) -> dict | None:
+                          *, thinking: bool = False, dialect: str = "web") -> dict | None:
     """The generate option entry that constrains tool calls: {"name": "tool-call-grammar",
     "args": {"structuralTag", "notes"}}, or None for mode "off" or a model without a tool
     call format. tools: the JSON tool schemas given to the chat template. mode: "auto" |
     "required" | "none" | "off" | an offered tool's name. thinking: the prompt left <think>
     open (Qwen3.5 with thinking on), so a required call comes after </think>. dialect: "web"
-    (the model worker's xgrammar) or "pypi" (PyPI xgrammar, to check the grammar under CPython).
-    offered_names_only: a call object opened without tags must name an offered tool from its
-    name's first character ("none": no such object may open; reply_openings.untagged_call_watch)."""
+    (the model worker's xgrammar) or "pypi" (PyPI xgrammar, to check the grammar under CPython)."""
     if mode == "off" or tool_call_format is None:
         return None
     # The agent asks again at every step with the same tools: built once per tool set.
-    key = json.dumps([tools, tool_call_format, mode, thinking, dialect, offered_names_only], sort_keys=True,
-                     default=repr)
+    key = json.dumps([tools, tool_call_format, mode, thinking, dialect], sort_keys=True, default=repr)
     if key not in _built:
         tag, notes = structural_tag(tools, tool_call_format, mode, thinking, dialect)
         args = {"structuralTag": tag, "notes": notes}
-        watch = untagged_call(tools, tool_call_format, mode, thinking, dialect, offered_names_only)
+        watch = untagged_call(tools, tool_call_format, mode, thinking, dialect)
         if watch is not None:
             args["untaggedCall"] = watch
         _built[key] = json.dumps({"name": PROCESSOR_NAME, "args": args})
@@ -123,7 +119,7 @@ def logits_processor_spec(tools: list[dict], tool_call_format: str | None, mode:
 
 
 def untagged_call(tools: list[dict], tool_call_format: str, mode: str = "auto", thinking: bool = False,
-                  dialect: str = "web", offered_names_only: bool = False) -> dict | None:
+                  dialect: str = "web") -> dict | None:
     """The `untaggedCall` args (reply_openings.py) for a Hermes JSON reply that may be one call
     object without tags: for "auto" and "none" with tools offered; None otherwise, and with
     thinking open (the reply's start is after </think> then: the tags alone are watched)."""
@@ -134,10 +130,10 @@ def untagged_call(tools: list[dict], tool_call_format: str, mode: str = "auto", 
         return None
     names = [tool.name for tool in schemas]
     if mode == "none":
-        return untagged_call_watch(names, None, offered_names_only)
+        return untagged_call_watch(names, None)
     rules = Rules(dialect)
     _, rests = hermes_json_rules(rules, schemas, GrammarNotes(), opened=True)  # notes: the structural tag's
-    return untagged_call_watch(names, rules.text(untagged_call_grammar(rules, rests)), offered_names_only)
+    return untagged_call_watch(names, rules.text(untagged_call_grammar(rules, rests)))
 
 
 def _call_tag(schemas: list[ToolSchema], tool_call_format: str, notes: GrammarNotes, dialect: str) -> dict:

@@ -15,9 +15,6 @@
  * @property {string[]} tools    the offered tools' names
  * @property {string} [grammar]  EBNF of a reply that is one such call (toolCalls "auto")
  * @property {boolean} [forbid]  no such call may open (toolCalls "none")
- * @property {boolean} [offeredNamesOnly]  once an opening is written, the name must be an offered
- *                     tool's (the agent's choice after the model invented one): the reply is a call
- *                     from the name's first quote, so with forbid no call object may open at all
  */
 
 /** Checks the args' shape; a bad one is an error naming what is wrong. */
@@ -33,9 +30,8 @@ export function checkUntaggedCallArgs(args) {
   return args;
 }
 
-/** Whether the reply so far is "call" (an opening and an offered name, closed; with offeredNamesOnly,
- * an opening), "prose" or "undecided". */
-export function classifyReplyStart(text, {openings, start, accepts, tools, offeredNamesOnly = false}) {
+/** Whether the reply so far is "call" (an opening and an offered name, closed), "prose" or "undecided". */
+export function classifyReplyStart(text, {openings, start, accepts, tools}) {
   let state = start;
   let index = 0;
   for (; index < text.length && !accepts.includes(state); index++) {
@@ -44,7 +40,6 @@ export function classifyReplyStart(text, {openings, start, accepts, tools, offer
     state = next[1];
   }
   if (!accepts.includes(state)) return "undecided";
-  if (offeredNamesOnly) return "call";  // the call's grammar decides the name from its first character
   const close = text.indexOf('"', index);
   const name = text.slice(index, close < 0 ? text.length : close);
   if (name.includes("\\") || !tools.some((tool) => tool.startsWith(name))) return "prose";
