@@ -17,7 +17,7 @@
 // Bump VERSION to ship a new app version: the next visit installs it, deletes the old
 // app cache, and leaves stored models alone.
 
-const VERSION = "2026-12-05.1";
+const VERSION = "2026-12-05.2";
 const APP_CACHE = `botpsy-app-${VERSION}`;
 const APP_CACHE_PREFIX = "botpsy-app-";
 const INDEX_CACHE = "botpsy-model-index";
@@ -39,7 +39,7 @@ const PRECACHE = [
   "web/ui/app.js", "web/ui/assistant-session.js", "web/ui/chat-view.js", "web/ui/tool-card.js",
   "web/ui/confirm-dialog.js", "web/ui/dom.js", "web/ui/format.js", "web/ui/hidden-characters.js", "web/ui/icons.js",
   "web/ui/model-panel.js", "web/ui/settings-panel.js", "web/ui/file-drop.js", "web/ui/transcript.js",
-  "web/ui/stop-notice.js", "web/ui/offline.js", "web/ui/markdown.js", "web/ui/streaming-markdown.js", "web/ui/code-block.js",
+  "web/ui/stop-notice.js", "web/ui/storage-notice.js", "web/ui/offline.js", "web/ui/markdown.js", "web/ui/streaming-markdown.js", "web/ui/code-block.js",
   "web/runtime/model-client.js", "web/runtime/protocol.js", "web/runtime/model-worker.js",
   "web/runtime/model/backend-selection.js", "web/runtime/model/dtype-graphs.js", "web/runtime/model/loaded-model.js",
   "web/runtime/model/model-runner.js", "web/runtime/model/ort-loader.js", "web/runtime/model/tokenizer.js",

@@ -14,6 +14,7 @@ import { ChatView } from "./ui/chat-view.js";
 import { ConfirmDialog } from "./ui/confirm-dialog.js";
 import { checkHostToolParameters } from "./agent/host-tool-spec.js";
 import { describeBackend, formatBytes, formatPercent, formatRate } from "./ui/format.js";
+import { storageNotice } from "./ui/storage-notice.js";
 import { WorkerFrame } from "./widget/framed-workers.js";
 import { buildWidgetDom } from "./widget/template.js";
 import { workerUrlFor } from "./widget/worker-bootstrap.js";
@@ -133,6 +134,8 @@ export class BotpsyChat extends HTMLElement {
         this.view.addNotice("Running under this page's own security policy, not BotPsy's.",
           { hint: `${this.frameProblem}. See WIDGET.md: allow frame-src ${APP_ROOT.origin}.` });
       }
+      const notKept = storageNotice(info.storage);
+      if (notKept) this.view.addNotice(notKept.text, { hint: notKept.hint });
       if (!globalThis.crossOriginIsolated) {
         this.view.addNotice("Running single-threaded (slower).",
           { hint: "This page is not cross-origin isolated; see WIDGET.md to enable threads." });

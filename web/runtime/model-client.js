@@ -41,7 +41,9 @@ export class ModelClient {
 
   /**
    * Loads a model folder; resolves to {backend, dtype, threads, reason, cacheMode, architecture, manifest,
-   * eosTokenIds, toolCallFormat}. cacheMode: "appending" (WASM, the folder has appending graphs) or "standard".
+   * eosTokenIds, toolCallFormat, storage}. cacheMode: "appending" (WASM, the folder has appending graphs) or "standard".
+   * storage: {kept, notKept, reason} (StorageReport, storage/model-files.js): kept is false when some files could
+   * not be stored on this device, so the next load downloads them again and the model does not work offline.
    */
   async load(folderUrl, {backend = "auto", dtype, onProgress} = {}) {
     const absolute = new URL(folderUrl, globalThis.location?.href).href;

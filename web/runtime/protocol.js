@@ -10,7 +10,8 @@
 // "token" and "stats" during generate.
 
 export const Verbs = Object.freeze({
-  LOAD: "load",             // args: {folderUrl, backend, dtype}          -> LoadInfo
+  LOAD: "load",             // args: {folderUrl, backend, dtype}          -> LoadInfo (model-client.js load()),
+                            //   its `storage`: whether this device kept the files (StorageReport, storage/model-files.js)
   GENERATE: "generate",     // args: {prompt, options}                    -> stats
   PREFILL: "prefill",       // args: {prompt, options: {persist, logitsProcessors}}  runs the prompt into the reusable state,
                             // generates nothing; persist: also stores it for later page loads (prompt-state.js);

@@ -8,6 +8,7 @@ import { FileDrop } from "./file-drop.js";
 import { describeBackend, formatRate } from "./format.js";
 import { describeStorage, fetchModelIndex, LoadProgress, ModelPicker } from "./model-panel.js";
 import { isolationMode, registerServiceWorker } from "./offline.js";
+import { storageNotice } from "./storage-notice.js";
 import { DEFAULT_SETTINGS, SettingsPanel } from "./settings-panel.js";
 import { downloadText, transcriptToJson, transcriptToMarkdown } from "./transcript.js";
 import { connectWebMcp } from "../webmcp/both-ways.js";
@@ -30,7 +31,9 @@ const emptyState = el("div", { class: "empty-state" },
 
 const view = new ChatView($("chat-log"), { emptyState });
 const session = new AssistantSession({ view, confirmDialog: new ConfirmDialog(document.body) });
-const progress = new LoadProgress({ container: $("load-progress"), bar: $("progress-bar"), text: $("progress-text") });
+const progress = new LoadProgress({
+  container: $("load-progress"), bar: $("progress-bar"), text: $("progress-text"), notice: $("storage-notice"),
+});
 const badge = $("backend-badge");
 let loadedModel = null;
 
@@ -94,7 +97,8 @@ async function loadSelectedModel() {
     // Which mode this page runs in: isolated (threads), or why not and what changes it.
     const mode = isolationMode();
     const notes = [info.reason, mode.isolated ? "" : mode.text].filter(Boolean);
-    progress.done(`${selection.model.name} is ready · ${backendText}${notes.map((note) => ` · ${note}`).join("")}`);
+    progress.done(`${selection.model.name} is ready · ${backendText}${notes.map((note) => ` · ${note}`).join("")}`,
+      storageNotice(info.storage));
     setBadge("ready", backendText, notes.join(" "));
     setComposerEnabled(true);
     $("composer-input").focus();

@@ -116,10 +116,12 @@ export class ModelPicker {
 }
 
 export class LoadProgress {
-  constructor({ container, bar, text }) {
+  /** notice: where a fact about the loaded model is said below the summary (storage-notice.js). */
+  constructor({ container, bar, text, notice = null }) {
     this.container = container;
     this.bar = bar;
     this.text = text;
+    this.notice = notice;
     this.stages = [...container.querySelectorAll("[data-stage]")];
   }
 
@@ -128,6 +130,7 @@ export class LoadProgress {
     this.container.dataset.state = "loading";
     this.bar.value = 0;
     this.text.textContent = "Starting…";
+    this.#showNotice(null);
     this.#markStage("download");
   }
 
@@ -149,17 +152,25 @@ export class LoadProgress {
     this.text.textContent = parts.filter(Boolean).join(" · ");
   }
 
-  done(summary) {
+  /** notice: {text, hint} to say below the summary, or null. */
+  done(summary, notice = null) {
     this.#markStage("ready", true);
     this.bar.value = 1;
     this.container.dataset.state = "ready";
     this.text.textContent = summary;
+    this.#showNotice(notice);
   }
 
   fail(message) {
     this.container.dataset.state = "error";
     this.bar.value = 0;
     this.text.textContent = message;
+  }
+
+  #showNotice(notice) {
+    if (!this.notice) return;
+    this.notice.hidden = !notice;
+    setChildren(this.notice, notice ? [el("strong", {}, notice.text), el("span", {}, ` ${notice.hint}`)] : []);
   }
 
   #markStage(stage, complete = false) {

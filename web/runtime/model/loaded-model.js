@@ -1,8 +1,8 @@
 // Loading a model folder in the worker: manifest, backend choice, verified
 // files, tokenizer, ONNX session (on WASM the dtype's appending graph when the
 // folder has one, else the standard graph). Returns what generation needs plus
-// the info object load() answers with.
-import {fetchManifest, loadModelFiles} from "../storage/model-files.js";
+// the info object load() answers with (its `storage`: whether this device kept the files).
+import {fetchManifest, loadModelFiles, storageReport} from "../storage/model-files.js";
 import {chooseBackend} from "./backend-selection.js";
 import {loadOrt} from "./ort-loader.js";
 import {ModelRunner} from "./model-runner.js";
@@ -21,7 +21,9 @@ function basename(path) {
 }
 
 export async function loadModel(folderUrl, {backend = "auto", dtype} = {}, onProgress = () => {}) {
-  const manifest = await fetchManifest(folderUrl);
+  const notKept = [];  // files no store would take: the next load downloads them again
+  const onNotKept = (failure) => notKept.push(failure);
+  const manifest = await fetchManifest(folderUrl, {onNotKept});
   if (!Array.isArray(manifest.cache) || !manifest.dtypes) {
     throw new Error(`${folderUrl}: manifest.json has no "cache" or "dtypes": was it written by botpsy-web export?`);
   }
@@ -36,14 +38,14 @@ export async function loadModel(folderUrl, {backend = "auto", dtype} = {}, onPro
   const otherGraphs = [graphs.standard, graphs.appending].filter((path) => path && path !== graphs[firstMode]);
   const wanted = [...TOKENIZER_FILES.filter((path) => manifest.files[path]), ...graphs.externalData,
                   graphs[firstMode], ...otherGraphs];
-  const files = await loadModelFiles(folderUrl, manifest, wanted, {onProgress});
+  const files = await loadModelFiles(folderUrl, manifest, wanted, {onProgress, onNotKept});
 
   const tokenizer = TextTokenizer.fromBytes(files.get("tokenizer.json"), files.get("tokenizer_config.json"));
   onProgress({stage: "compile", file: graphs[firstMode], loaded: 0, total: 1, percent: 0, etaSeconds: null});
   const runner = await startRunner(manifest, choice, graphs, files, backend);
   files.clear();
   onProgress({stage: "ready", file: graphs[runner.cacheMode], loaded: 1, total: 1, percent: 100, etaSeconds: 0});
-  return loadedModel(manifest, tokenizer, runner, choice, folderUrl);
+  return loadedModel(manifest, tokenizer, runner, choice, folderUrl, storageReport(notKept));
 }
 
 // The session is made here, apart from loadModel and loadedModel: V8 keeps one scope object
@@ -77,7 +79,7 @@ async function startRunner(manifest, choice, graphs, files, requestedBackend) {
   }
 }
 
-function loadedModel(manifest, tokenizer, runner, choice, folderUrl) {
+function loadedModel(manifest, tokenizer, runner, choice, folderUrl, storage) {
   const prefix = new PrefixCache(runner);
   const identity = promptStateIdentity(manifest, {dtype: choice.dtype, runner, threads: choice.threads});
   const promptState = new PersistedPromptState({folderUrl, runner, prefix, identity});
@@ -94,6 +96,7 @@ function loadedModel(manifest, tokenizer, runner, choice, folderUrl) {
       manifest,
       eosTokenIds: manifest.eos_token_ids ?? [],
       toolCallFormat: manifest.tool_call_format ?? null,
+      storage,  // StorageReport (storage/model-files.js): {kept, notKept, reason}
     },
     async release() {
       await promptState.settled();

@@ -1,10 +1,14 @@
 // All model-file downloading and caching goes through this module (page or Web Worker).
 //
-// loadModelFiles(folderUrl, manifest, paths, {onProgress, signal}) -> Map(path -> Uint8Array)
+// loadModelFiles(folderUrl, manifest, paths, {onProgress, signal, onNotKept}) -> Map(path -> Uint8Array)
 //   Each file comes from the local store when its size and sha256 match the manifest,
 //   otherwise from the network; a download whose size or sha256 differs from the
 //   manifest is rejected with an error naming the file. Stores tried in order:
 //   Cache API, then OPFS, then none (a console warning, and everything still works).
+//   A file goes to the first store that takes it (a Cache API that refuses a 630 MB put
+//   hands it to OPFS), and is read from whichever store holds it.
+//   onNotKept({path, reason}): a file that no store would take (it is used all the same);
+//   storageReport() turns these into the load result's `storage` field.
 //
 // onProgress({stage, file, loaded, total, percent, etaSeconds, fileLoaded, fileTotal})
 //   stage: "download" (bytes arriving), "verify" (hashing), "cached" (taken from the store).
@@ -18,37 +22,103 @@ import {openOpfsStore} from "./opfs.js";
 const MANIFEST_PATH = "manifest.json";
 const PROGRESS_INTERVAL_MS = 100;
 
-let storePromise = null;
+let storesPromise = null;
 
-/** The store this context uses: Cache API, else OPFS, else null (no caching). */
-function openStore() {
-  storePromise ??= (async () => {
-    const reasons = [];
+/**
+ * The stores this context can open, in the order files go to them (Cache API, then OPFS):
+ * {stores, unavailable: [why each other one cannot be opened]}. Reading, deletion and usage
+ * look in all of them.
+ */
+function openStores() {
+  storesPromise ??= (async () => {
+    const stores = [];
+    const unavailable = [];
     for (const open of [openCacheApiStore, openOpfsStore]) {
       try {
-        return await open();
+        stores.push(await open());
       } catch (error) {
-        reasons.push(error.message);
+        unavailable.push(error.message);
       }
     }
-    console.warn(`botpsy: model files will not be cached (${reasons.join("; ")}); ` +
-      "they will be downloaded again on every load.");
-    return null;
+    if (!stores.length) {
+      console.warn(`botpsy: model files will not be cached (${unavailable.join("; ")}); ` +
+        "they will be downloaded again on every load.");
+    }
+    return {stores, unavailable};
   })();
-  return storePromise;
+  return storesPromise;
 }
 
-/** Every store that can be opened here: deletion and usage look in all of them. */
-async function openAllStores() {
-  const stores = [];
-  for (const open of [openCacheApiStore, openOpfsStore]) {
+/** The stored bytes of a file from the first store that has it, or null (an unreadable store is logged). */
+async function readStored(folder, path) {
+  const {stores} = await openStores();
+  for (const store of stores) {
     try {
-      stores.push(await open());
-    } catch {
-      // unavailable here: nothing of ours can be in it
+      const bytes = await store.read(folder, path);
+      if (bytes) return bytes;
+    } catch (error) {
+      console.warn(`botpsy: could not read the stored ${path} from ${store.name} (${error.message}).`);
     }
   }
-  return stores;
+  return null;
+}
+
+/**
+ * Stores a file in the first store that takes it and removes any copy the others hold (one copy
+ * per file, so an older one is never read first). Never throws: null when the file was kept,
+ * else why no store took it (logged with `consequence` when there was a store to try).
+ */
+async function keep(folder, path, bytes, consequence) {
+  const {stores, unavailable} = await openStores();
+  const refusals = [];
+  for (const store of stores) {
+    try {
+      await store.write(folder, path, bytes);
+    } catch (error) {
+      refusals.push(`${store.name}: ${error.message}`);
+      continue;
+    }
+    for (const other of stores) {
+      if (other !== store) await other.remove(folder, path).catch(() => {});
+    }
+    if (refusals.length) console.info(`botpsy: stored ${path} in ${store.name} (${refusals.join("; ")}).`);
+    return null;
+  }
+  if (!stores.length) return `no storage here (${unavailable.join("; ")})`;
+  const reason = refusals.join("; ");
+  console.warn(`botpsy: could not store ${path} (${reason}); ${consequence}.`);
+  return reason;
+}
+
+/** Removes a file from every store (nothing happens where it is not). */
+async function removeEverywhere(folder, path) {
+  const {stores} = await openStores();
+  for (const store of stores) await store.remove(folder, path).catch(() => {});
+}
+
+/**
+ * Stores a file of the folder; one no store takes is still used (logged, and told to onNotKept).
+ * @param {(failure: {path: string, reason: string}) => void} [onNotKept]
+ */
+async function keepFolderFile(folder, path, bytes, onNotKept) {
+  const reason = await keep(folder, path, bytes, "it will be downloaded again next time");
+  if (reason !== null) onNotKept?.({path, reason});
+}
+
+/**
+ * @typedef {object} StorageReport  whether this device kept a loaded model (the load result's `storage`)
+ * @property {boolean} kept      every file is stored: the next load downloads nothing and works offline
+ * @property {string[]} notKept  the files no store would take: they are downloaded again next time
+ * @property {string} reason     why not, in words; "" when kept
+ */
+
+/** The StorageReport of a load, from the failures its onNotKept heard of. */
+export function storageReport(failures) {
+  return {
+    kept: failures.length === 0,
+    notKept: failures.map((failure) => failure.path),
+    reason: [...new Set(failures.map((failure) => failure.reason))].join("; "),
+  };
 }
 
 /** Absolute URL of a model folder, with a trailing slash. */
@@ -67,31 +137,30 @@ export function normalizeFolderUrl(folderUrl) {
  * The folder's manifest.json: from the network when reachable (it may have changed),
  * else the copy stored on the last successful load (offline use).
  */
-export async function fetchManifest(folderUrl, {signal} = {}) {
+export async function fetchManifest(folderUrl, {signal, onNotKept} = {}) {
   const folder = normalizeFolderUrl(folderUrl);
   const url = new URL(MANIFEST_PATH, folder).href;
-  const store = await openStore();
   let response;
   try {
     response = await fetch(url, {cache: "no-store", signal});
   } catch (error) {
     if (error.name === "AbortError") throw error;
-    return storedManifest(store, folder, url, error.message);
+    return storedManifest(folder, url, error.message);
   }
   if (response.status === 404) {
     throw new Error(`no model folder at ${folder}: ${url} was not found (HTTP 404)`);
   }
   if (!response.ok) {
-    return storedManifest(store, folder, url, `HTTP ${response.status} ${response.statusText}`.trim());
+    return storedManifest(folder, url, `HTTP ${response.status} ${response.statusText}`.trim());
   }
   const bytes = new Uint8Array(await response.arrayBuffer());
   const manifest = parseManifest(bytes, url);
-  await storeQuietly(store, folder, MANIFEST_PATH, bytes);
+  await keepFolderFile(folder, MANIFEST_PATH, bytes, onNotKept);
   return manifest;
 }
 
-async function storedManifest(store, folder, url, networkProblem) {
-  const stored = store ? await store.read(folder, MANIFEST_PATH).catch(() => null) : null;
+async function storedManifest(folder, url, networkProblem) {
+  const stored = await readStored(folder, MANIFEST_PATH);
   if (!stored) {
     throw new Error(`could not fetch ${url} (${networkProblem}) and no stored copy exists`);
   }
@@ -120,8 +189,7 @@ function parseManifest(bytes, url) {
 export async function fetchOptionalFolderFile(folderUrl, path, {signal} = {}) {
   const folder = normalizeFolderUrl(folderUrl);
   const url = new URL(path, folder).href;
-  const store = await openStore();
-  const stored = () => (store ? store.read(folder, path).catch(() => null) : null);
+  const stored = () => readStored(folder, path);
   let response;
   try {
     response = await fetch(url, {cache: "no-store", signal});
@@ -130,32 +198,31 @@ export async function fetchOptionalFolderFile(folderUrl, path, {signal} = {}) {
     return stored();
   }
   if (response.status === 404) {
-    await store?.remove(folder, path).catch(() => {});
+    await removeEverywhere(folder, path);
     return null;
   }
   if (!response.ok) return stored();
   const bytes = new Uint8Array(await response.arrayBuffer());
-  await storeQuietly(store, folder, path, bytes);
+  await keepFolderFile(folder, path, bytes);
   return bytes;
 }
 
 /** Downloads (or takes from the store) the given files of a model folder, verified. */
-export async function loadModelFiles(folderUrl, manifest, paths, {onProgress, signal} = {}) {
+export async function loadModelFiles(folderUrl, manifest, paths, {onProgress, signal, onNotKept} = {}) {
   const folder = normalizeFolderUrl(folderUrl);
   const expected = paths.map((path) => expectedFile(manifest, path, folder));
   const progress = new ProgressReporter(onProgress, expected.reduce((sum, file) => sum + file.size, 0));
-  const store = await openStore();
   const result = new Map();
   for (const file of expected) {
     signal?.throwIfAborted();
-    let bytes = await readVerified(store, folder, file, progress);
+    let bytes = await readVerified(folder, file, progress);
     if (bytes) {
       progress.emit("cached", file, file.size);
     } else {
       bytes = await download(folder, file, progress, signal);
       progress.emit("verify", file, file.size);
       await checkIntegrity(bytes, file, "download");
-      await storeQuietly(store, folder, file.path, bytes);
+      await keepFolderFile(folder, file.path, bytes, onNotKept);
     }
     progress.fileDone(file);
     result.set(file.path, bytes);
@@ -174,26 +241,28 @@ function expectedFile(manifest, path, folder) {
   return {path, size: entry.size, sha256: entry.sha256};
 }
 
-/** The stored copy when it is intact; a truncated or corrupted one is removed (null). */
-async function readVerified(store, folder, file, progress) {
-  if (!store) return null;
-  let bytes;
-  try {
-    bytes = await store.read(folder, file.path);
-  } catch (error) {
-    console.warn(`botpsy: could not read the stored ${file.path} (${error.message}); downloading it again.`);
-    return null;
+/** The intact stored copy from whichever store holds it; a truncated or corrupted one is removed (null). */
+async function readVerified(folder, file, progress) {
+  const {stores} = await openStores();
+  for (const store of stores) {
+    let bytes;
+    try {
+      bytes = await store.read(folder, file.path);
+    } catch (error) {
+      console.warn(`botpsy: could not read the stored ${file.path} from ${store.name} (${error.message}); downloading it again.`);
+      continue;
+    }
+    if (!bytes) continue;
+    progress.emit("verify", file, 0);
+    try {
+      await checkIntegrity(bytes, file, "stored copy");
+      return bytes;
+    } catch (error) {
+      console.warn(`botpsy: ${error.message}; downloading it again.`);
+      await store.remove(folder, file.path).catch(() => {});
+    }
   }
-  if (!bytes) return null;
-  progress.emit("verify", file, 0);
-  try {
-    await checkIntegrity(bytes, file, "stored copy");
-    return bytes;
-  } catch (error) {
-    console.warn(`botpsy: ${error.message}; downloading it again.`);
-    await store.remove(folder, file.path).catch(() => {});
-    return null;
-  }
+  return null;
 }
 
 async function checkIntegrity(bytes, file, what) {
@@ -243,17 +312,6 @@ async function download(folder, file, progress, signal) {
   }
   progress.emit("download", file, received);
   return bytes;
-}
-
-/** Stores a file; a full or failing store is logged and ignored (the bytes are still used). */
-async function storeQuietly(store, folder, path, bytes) {
-  if (!store) return;
-  try {
-    await store.write(folder, path, bytes);
-  } catch (error) {
-    console.warn(`botpsy: could not store ${path} in ${store.name} (${error.message}); ` +
-      "it will be downloaded again next time.");
-  }
 }
 
 class ProgressReporter {
@@ -310,7 +368,7 @@ class ProgressReporter {
 export async function storageUsage() {
   const estimate = await globalThis.navigator?.storage?.estimate?.().catch(() => null);
   const sizes = new Map();
-  for (const store of await openAllStores()) {
+  for (const store of (await openStores()).stores) {
     for (const {folderUrl, path, bytes} of await store.storedFiles()) {
       const size = sizes.get(folderUrl) ?? {folderUrl, bytes: 0, derivedBytes: 0};
       size.bytes += bytes;
@@ -340,50 +398,37 @@ function derivedPath(path) {
 
 /** The stored bytes of derived data, or null (nothing stored, no store, or unreadable: logged). */
 export async function readDerived(folderUrl, path) {
-  const store = await openStore();
-  if (!store) return null;
-  try {
-    return await store.read(normalizeFolderUrl(folderUrl), derivedPath(path));
-  } catch (error) {
-    console.warn(`botpsy: could not read the stored ${path} (${error.message}); it will be computed again.`);
-    return null;
-  }
+  return readStored(normalizeFolderUrl(folderUrl), derivedPath(path));
 }
 
-/** Stores derived data; false when there is no store or it refused (logged). */
+/** Stores derived data; false when no store took it (logged). */
 export async function writeDerived(folderUrl, path, bytes) {
-  const store = await openStore();
-  if (!store) return false;
-  try {
-    await store.write(normalizeFolderUrl(folderUrl), derivedPath(path), bytes);
-    return true;
-  } catch (error) {
-    console.warn(`botpsy: could not store ${path} in ${store.name} (${error.message}); it will be computed again next time.`);
-    return false;
-  }
+  const reason = await keep(normalizeFolderUrl(folderUrl), derivedPath(path), bytes, "it will be computed again next time");
+  return reason === null;
 }
 
 /** Removes derived data (nothing happens when it is not there). */
 export async function removeDerived(folderUrl, path) {
-  const store = await openStore();
-  await store?.remove(normalizeFolderUrl(folderUrl), derivedPath(path)).catch(() => {});
+  await removeEverywhere(normalizeFolderUrl(folderUrl), derivedPath(path));
 }
 
 /** The derived data stored for a folder: [{path, bytes}]. */
 export async function listDerived(folderUrl) {
-  const store = await openStore();
-  if (!store) return [];
   const folder = normalizeFolderUrl(folderUrl);
-  const files = await store.storedFiles().catch(() => []);
-  return files.filter((file) => file.folderUrl === folder && file.path.startsWith(DERIVED_DIRECTORY))
-    .map(({path, bytes}) => ({path, bytes}));
+  const listed = [];
+  for (const store of (await openStores()).stores) {
+    const files = await store.storedFiles().catch(() => []);
+    listed.push(...files.filter((file) => file.folderUrl === folder && file.path.startsWith(DERIVED_DIRECTORY))
+      .map(({path, bytes}) => ({path, bytes})));
+  }
+  return listed;
 }
 
 /** Removes every stored file of a model folder; true when something was removed. */
 export async function deleteModel(folderUrl) {
   const folder = normalizeFolderUrl(folderUrl);
   let removed = 0;
-  for (const store of await openAllStores()) {
+  for (const store of (await openStores()).stores) {
     removed += await store.deleteModel(folder);
   }
   return removed > 0;

@@ -1,5 +1,5 @@
 // Model-file store in the origin private file system (OPFS), for when the Cache API is
-// missing: botpsy-models/<encoded folder URL>/<encoded path inside the folder>.
+// missing or refuses a file: botpsy-models/<encoded folder URL>/<encoded path inside the folder>.
 
 const ROOT_DIRECTORY = "botpsy-models";
 
@@ -34,13 +34,17 @@ class OpfsStore {
 
   async write(folderUrl, path, bytes) {
     const folder = await this.root.getDirectoryHandle(encodeName(folderUrl), {create: true});
-    const handle = await folder.getFileHandle(encodeName(path), {create: true});
-    const writable = await handle.createWritable();
+    const name = encodeName(path);
+    const handle = await folder.getFileHandle(name, {create: true});
+    let writable = null;
     try {
+      writable = await handle.createWritable();
       await writable.write(bytes);
       await writable.close();
     } catch (error) {
-      await writable.abort().catch(() => {});
+      await writable?.abort().catch(() => {});
+      // No empty (just created) or older file stays behind to be read as the stored copy.
+      await folder.removeEntry(name).catch(() => {});
       throw error;
     }
   }
