@@ -9,7 +9,10 @@
    "untrusted_source"?, "stored_marked"?}   untrusted_source: why the result is data (a tool,
    or stored records that came from one); stored_marked: what the records this call stored
    are marked as coming from (py/botpsy_agent/provenance.py)
-  {"type": "final", "text", "steps", "cancelled"?, "untrusted_reads"?}   {"type": "error", "message"}
+  {"type": "final", "text", "steps", "cancelled"?, "answered_from_results"?, "answered_without_tools"?,
+   "untrusted_reads"?}   {"type": "error", "message"}
+   answered_from_results: the model repeated its calls and was asked for words instead;
+   answered_without_tools: it called only tools nobody offered, and answered in words instead
    untrusted_reads: present when the prompt the answer was written from held untrusted content
    (this turn's or an earlier one's, as the gate counts it): [{"name", "arguments", "source"}],
    one per tool result read as data (provenance.UntrustedRead); the page shows it beside the answer
@@ -81,6 +84,12 @@ class AgentOptions:
     # The same, when the person denied a call of the step: AFTER_ERRORS ("correct the call and try
     # again") had Qwen2.5-Coder-0.5B write the denied call again, or echo the line as its answer.
     after_denial: str | None = AFTER_DENIAL
+    # A step whose every call names a tool nobody offered is not run: the model answers the same
+    # prompt again in words, with calls forbidden (no object may open: grammar "none"). Told "there
+    # is no such tool" instead, Qwen2.5-Coder-0.5B wrote the same invented call again in 11 of 14
+    # such turns of the task suite and an offered tool's call in none (bench/RESULTS.md, issue 41).
+    # False answers them with the UnknownTool error, so the model may correct itself (BFCL's harness).
+    words_after_invented_tool: bool = True
 
 
 @dataclass
@@ -219,6 +228,11 @@ class Agent:
                     self.conversation.add_assistant(text, answer.thinking, [])
                     yield self._final(text, step, answered_from_results=True)
                     return
+            offered = {tool.name for tool in self.active_tools()}
+            if calls and self.options.words_after_invented_tool and not any(c.name in offered for _, c in calls):
+                async for event in self._words_instead_of(calls, prompt, step):
+                    yield event
+                return
             previous_calls = parser.calls
             self.conversation.add_assistant(parser.text, parser.thinking, calls)
             if not calls:
@@ -242,7 +256,8 @@ class Agent:
                                            "without a final answer"}
         yield self._final("", self.options.max_steps)
 
-    def _final(self, text: str, steps: int, cancelled: bool = False, answered_from_results: bool = False) -> dict:
+    def _final(self, text: str, steps: int, cancelled: bool = False, answered_from_results: bool = False,
+               answered_without_tools: bool = False) -> dict:
         """The turn's final event. Its untrusted_reads come from the tool results the loop marked
         untrusted (the same ones that make the gate ask again), never from the model's text: the
         model can neither add nor remove them."""
@@ -251,16 +266,39 @@ class Agent:
             event["cancelled"] = True
         if answered_from_results:
             event["answered_from_results"] = True
+        if answered_without_tools:
+            event["answered_without_tools"] = True
         reads = self.conversation.untrusted_reads()
         if reads:
             event["untrusted_reads"] = [read.as_event() for read in reads]
         return event
 
-    async def _answer_from_results(self, prompt: str) -> AsyncIterator[dict]:
+    async def _words_instead_of(self, calls: list, prompt: str, step: int) -> AsyncIterator[dict]:
+        """The step called only tools nobody offered: each call is shown refused (never run, never
+        in the conversation), and the same prompt is answered again in words, calls forbidden."""
+        for call_id, call in calls:
+            yield {"type": "tool_call", "id": call_id, "name": call.name, "arguments": call.arguments,
+                   "error": self._problem_with(call, None)}
+        answer = None
+        async for event in self._answer_from_results(prompt, "the model called a tool nobody offered"):
+            if event["type"] == "answer":
+                answer = event["parser"]
+            else:
+                yield event
+        if answer is None:  # the model failed; its error event is out
+            return
+        names = ", ".join(dict.fromkeys(repr(call.name) for _, call in calls))
+        text = ((answer.text.strip() if not answer.calls else "") or self._words_from_results()
+                or f"I have no tool for that (there is no tool named {names}).")
+        self.conversation.add_assistant(text, answer.thinking, [])
+        yield self._final(text, step, answered_without_tools=True)
+
+    async def _answer_from_results(self, prompt: str, reason: str = "the model repeated its previous calls"
+                                   ) -> AsyncIterator[dict]:
         """One more generation from `prompt` with tool calls forbidden: the model's words from the
         results it already has. Yields its text events, then {"type": "answer", "parser"} (the
         parser also carries `output`, the raw text), or an error event when the model fails."""
-        yield {"type": "answer_from_results", "reason": "the model repeated its previous calls"}
+        yield {"type": "answer_from_results", "reason": reason}
         schemas = {tool.name: tool.parameters for tool in self.active_tools()}
         parser = ModelOutputParser(self.chat_format.tool_call_format, schemas,
                                    thinking=prompt_leaves_thinking_open(prompt))

@@ -82,10 +82,11 @@ def test_a_host_tool_that_fails_quoting_its_source_is_untrusted():
 
 
 def test_a_call_that_never_ran_stays_trusted():
-    # A refusal written by the agent itself (an unknown tool) quotes only the model's own call.
-    events, notes, requests, _ = run(call("no_such_tool", x="1"))
-    [refused] = results(events, "no_such_tool")
-    assert not refused["ok"] and not refused["untrusted"]
+    # A refusal written by the agent itself (arguments the tool does not take) quotes only the model's own call.
+    events, notes, requests, _ = run(call("notes_delete", no_such_argument="1"))
+    [refused] = results(events, "notes_delete")
+    assert not refused["ok"] and "InvalidArguments" in refused["result"] and not refused["untrusted"]
+    assert requests == []
 
 
 @tool

@@ -111,7 +111,7 @@ def test_tool_errors_go_back_to_the_model_and_the_loop_continues():
 
 def test_unknown_tool_and_invalid_arguments_list_what_is_valid():
     agent = make_agent([xml_call("teleport", to="mars"), xml_call("divide", a="many", b=2),
-                        xml_call("note_add", text="no title"), "Sorry."])
+                        xml_call("note_add", text="no title"), "Sorry."], words_after_invented_tool=False)
     results = of_type(run(agent, "go"), "tool_result")
     assert "UnknownTool" in results[0]["result"] and "note_add, note_list, divide, note_delete" in results[0]["result"]
     assert "InvalidArguments" in results[1]["result"] and "arguments.a: expected number" in results[1]["result"]
@@ -175,8 +175,8 @@ def test_model_failure_ends_the_turn_with_an_error():
 def test_enabled_tools_limit_what_the_model_sees_and_may_call():
     agent = make_agent([xml_call("divide", a=1, b=2), "ok"])
     agent.context.settings.enabled_tools = ["note_list"]
-    results = of_type(run(agent, "go"), "tool_result")
-    assert "UnknownTool" in results[0]["result"]
+    events = run(agent, "go")
+    assert not of_type(events, "tool_result") and "UnknownTool" in of_type(events, "tool_call")[0]["error"]
     assert '"name": "divide"' not in agent.model.prompts[0]
 
 
@@ -323,8 +323,38 @@ def test_a_repeated_call_with_other_arguments_runs():
     assert events[-1]["text"] == "0.25 and 0.2"
 
 
-def test_an_invented_tool_gets_an_error_naming_the_closest_offered_tools_and_the_model_tries_again():
-    agent = make_agent([xml_call("divide_numbers", a=1, b=4), xml_call("divide", a=1, b=4), "0.25"])
+def test_an_invented_tool_is_not_run_and_the_same_prompt_is_answered_in_words():
+    """A step calling only tools nobody offered runs nothing: each call is shown refused (the
+    UnknownTool error naming the closest tools), and the prompt the step came from is answered
+    again with calls forbidden (no object may open). The invented call never enters the
+    conversation, so later prompts do not hold it."""
+    agent = make_agent([xml_call("divide_numbers", a=1, b=4), "1/4 is 0.25.", "ok"])
+    events = run(agent, "What is 1/4?")
+    [call] = of_type(events, "tool_call")
+    assert call["name"] == "divide_numbers" and "UnknownTool" in call["error"] and "The closest: divide." in call["error"]
+    assert not of_type(events, "tool_result")
+    assert of_type(events, "answer_from_results") == [
+        {"type": "answer_from_results", "reason": "the model called a tool nobody offered"}]
+    assert agent.model.prompts[1] == agent.model.prompts[0]
+    assert agent.model.options[1]["logitsProcessors"] == agent.logits_processors(agent.model.prompts[0], mode="none")
+    assert events[-1] == {"type": "final", "text": "1/4 is 0.25.", "steps": 1, "answered_without_tools": True}
+    run(agent, "thanks")
+    assert "divide_numbers" not in agent.model.prompts[2] and "1/4 is 0.25." in agent.model.prompts[2]
+
+
+def test_an_invented_tool_written_again_when_calls_are_forbidden_ends_in_a_plain_line():
+    """A model that takes no grammar (the PyTorch reference) may write the invented call again:
+    it is not run, and the person reads that there is no such tool, not raw JSON."""
+    agent = make_agent([xml_call("teleport", to="mars"), xml_call("teleport", to="mars")])
+    events = run(agent, "Take me to Mars")
+    assert events[-1]["text"] == "I have no tool for that (there is no tool named 'teleport')."
+    assert not of_type(events, "tool_result")
+
+
+def test_with_words_after_invented_tool_off_an_invented_tool_gets_an_error_and_the_model_tries_again():
+    """BFCL's multi-turn protocol: the invented call's error goes back to the model."""
+    agent = make_agent([xml_call("divide_numbers", a=1, b=4), xml_call("divide", a=1, b=4), "0.25"],
+                       words_after_invented_tool=False)
     events = run(agent, "What is 1/4?")
     first, second = of_type(events, "tool_result")
     assert first["ok"] is False and "UnknownTool" in first["result"]

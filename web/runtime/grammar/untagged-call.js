@@ -11,10 +11,11 @@
  * @typedef {object} UntaggedCallArgs
  * @property {Object<string, Object<string, string>>} openings  state -> {characters: next state}
  * @property {string} start      the automaton's first state
- * @property {string[]} accepts  states where an opening is complete (the name's opening quote written)
+ * @property {string[]} accepts  states where an opening is complete: the name's opening quote written, or
+ *                               with forbid, the object's "{"
  * @property {string[]} tools    the offered tools' names
  * @property {string} [grammar]  EBNF of a reply that is one such call (toolCalls "auto")
- * @property {boolean} [forbid]  no such call may open (toolCalls "none")
+ * @property {boolean} [forbid]  no object may open at the reply's start, whatever its name (toolCalls "none")
  */
 
 /** Checks the args' shape; a bad one is an error naming what is wrong. */
@@ -30,8 +31,9 @@ export function checkUntaggedCallArgs(args) {
   return args;
 }
 
-/** Whether the reply so far is "call" (an opening and an offered name, closed), "prose" or "undecided". */
-export function classifyReplyStart(text, {openings, start, accepts, tools}) {
+/** Whether the reply so far is "call" (an opening and an offered name, closed; with forbid, an object's
+ * opening whatever follows), "prose" or "undecided". */
+export function classifyReplyStart(text, {openings, start, accepts, tools, forbid = false}) {
   let state = start;
   let index = 0;
   for (; index < text.length && !accepts.includes(state); index++) {
@@ -40,6 +42,7 @@ export function classifyReplyStart(text, {openings, start, accepts, tools}) {
     state = next[1];
   }
   if (!accepts.includes(state)) return "undecided";
+  if (forbid) return "call";
   const close = text.indexOf('"', index);
   const name = text.slice(index, close < 0 ? text.length : close);
   if (name.includes("\\") || !tools.some((tool) => tool.startsWith(name))) return "prose";
