@@ -201,8 +201,9 @@ async def _run_turn(agent: Agent, text: str, person: SimulatedPerson, ran: set[s
         elif kind not in ("text", "thinking", "tool_call_delta"):  # what else the loop said (a notice)
             turn.setdefault("notices", []).append(event)
     for call in turn["calls"]:
-        if call["result"] is None and not call["ran"]:  # announced, never run (a repeat the loop held back)
-            call["refused"] = "NotRun"
+        if call["result"] is None and not call["ran"]:  # announced, never run: a repeat the loop held back
+            refused = _REFUSAL.match(call.get("parse_error") or "")  # or a tool nobody offered
+            call["refused"] = refused.group(1) if refused else "NotRun"
     turn["seconds"] = round(time.perf_counter() - started, 3)
     return turn
 

@@ -151,20 +151,21 @@ def test_the_runtime_sees_a_reply_start_as_the_parser_does(tmp_path):
     assert {"call", "prose", "undecided"} <= set(runtime)
 
 
-def test_under_none_no_object_opens_at_the_reply_start_whatever_it_names(tmp_path):
-    """toolCalls "none" (the agent's answer in words): the watch refuses a reply's object at its "{",
-    bare or after a ```/```json fence line, before any name is written; an offered tool's, an
-    invented one's (`calculate_tax`: Qwen2.5-Coder-0.5B wrote it again when told to answer in words)
-    or `null`. Prose, other fences and JSON later in the reply stay free."""
+def test_under_none_the_reply_may_not_start_with_an_object_an_array_or_a_fence(tmp_path):
+    """toolCalls "none" (the agent's answer in words): the watch refuses a reply whose first
+    character (after whitespace) opens an object, an array or a code fence, before any name is
+    written: an offered tool's call, an invented one (`calculate_tax`: Qwen2.5-Coder-0.5B wrote it
+    again when told to answer in words), `{"name": null`, "```json\n[...]". Words, and code or JSON
+    later in the reply, stay free."""
     node = shutil.which("node")
     assert node, "Node.js is needed (./run.sh installs it with npm)"
     shutil.copy(REPO_ROOT / "web/runtime/grammar/untagged-call.js", tmp_path / "untagged-call.mjs")
     (tmp_path / "classify.mjs").write_text(CLASSIFY_SCRIPT)
     watch = untagged_call(SPECS, "hermes_json", "none")
     assert watch["forbid"] is True and "grammar" not in watch
-    refused = ['{', ' \n{"name": "calculator"', '{"name": null', '```json\n{', '```\n  {"name": "calculate_tax"']
-    free = ['The answer is 51,000.', '```python\nprint(1)', 'Here: {"name": "x"}', '`code`', '[1, 2]']
-    undecided = ['', '  ', '```', '```json', '```json\n ']
+    refused = ['{', ' \n{"name": "calculator"', '{"name": null', '```json\n[', '`', '\t[{"name": "x"}]']
+    free = ['The answer is 51,000.', 'Here it is:\n```python\nprint(1)', 'Here: {"name": "x"}', '51000', '"quoted"']
+    undecided = ['', '  ', ' \n\t']
     strings = refused + free + undecided
     done = subprocess.run([node, str(tmp_path / "classify.mjs"), str(tmp_path / "untagged-call.mjs")],
                           input=json.dumps({"watch": watch, "strings": strings}), capture_output=True, text=True,

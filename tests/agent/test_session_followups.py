@@ -49,8 +49,9 @@ def test_a_tool_outside_the_set_is_unknown_to_the_model_and_lists_the_valid_ones
     host = FakeHost([xml_call("outbox_send", draft_id="m1"), "ok"])
     session = session_for(host)
     asyncio.run(session.run_turn("send it"))
-    [result] = [event for event in host.events if event["type"] == "tool_result"]
-    assert not result["ok"] and "UnknownTool" in result["result"] and "calculator" in result["result"]
+    [call] = [event for event in host.events if event["type"] == "tool_call"]
+    assert "UnknownTool" in call["error"] and "calculator" in call["error"]
+    assert not [event for event in host.events if event["type"] == "tool_result"]
     assert host.confirmations == []
 
 

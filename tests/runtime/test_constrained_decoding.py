@@ -157,14 +157,14 @@ UNTAGGED_EXAMPLES = [
     {"role": "assistant", "content": '{"name": "todo_list", "arguments": {"status": "open"}}'},
     {"role": "user", "content": "Set an alarm for seven, every day."}]
 UNTAGGED_OPENING = re.compile(r'\s*(```(json)?[ \t]*\n\s*)?\{\s*"name"\s*:\s*"(set_alarm|todo_list)"')
-UNTAGGED_OBJECT = re.compile(r'\s*(```(json)?[ \t]*\n\s*)?\{')
+UNTAGGED_OBJECT = re.compile(r'\s*[{\[`]')
 
 
 def test_auto_makes_a_call_opened_without_tags_at_the_reply_start_valid(models, runtime_page):
     """Hermes JSON replies may be a bare (or fenced) call object, as Qwen2.5-Coder writes them:
     at temperature 1 SmolLM2 opens some, and each one that names an offered tool is a whole,
     valid call for it (the grammar's doing: the processor hands such a reply to the call's own
-    grammar), read back as such; "none" lets no object open there at all."""
+    grammar), read back as such; "none" lets no object, array or fence open there at all."""
     model = models["smol"]
     chat_format = model["format"]
     messages = [{"role": "system", "content": "You are a helpful assistant."}, *UNTAGGED_EXAMPLES]
@@ -181,8 +181,8 @@ def test_auto_makes_a_call_opened_without_tags_at_the_reply_start_valid(models, 
         assert check_arguments(call.arguments, SCHEMAS[call.name]) == [], text
     forbidden = runtime_page.evaluate(SEVERAL, {"key": "smol", "prompt": prompt, "seeds": seeds, "options": {
         **options, "logitsProcessors": [_spec(model, "none")]}})
-    # Under "none" no object opens at the reply's start at all, whatever it would name: no call, offered
-    # or invented, and the replies are words.
+    # Under "none" the reply may not start with an object, an array or a fence, whatever it would name:
+    # no call, offered or invented, and the replies are words.
     assert all(_calls(text, chat_format) == [] and not UNTAGGED_OBJECT.match(text) for text in forbidden), forbidden
 
 

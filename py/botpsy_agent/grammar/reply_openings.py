@@ -22,12 +22,13 @@ irrelevance 3 of 5 right free, 1 of 5 forced; bench/RESULTS.md, issue 26).
 
 from __future__ import annotations
 
-from ..parsing.json_reply import BARE_JSON, FENCED_JSON, OPENING_STATES, START, next_state
+from ..parsing.json_reply import BARE_JSON, FENCED_JSON, OPENING_STATES, START, WHITESPACE
 from .ebnf import Rules, char_class, literal
 
 FENCE_CLOSE = "\n```"
-# Where a reply's object opens: its "{" at the start, or after a ```/```json fence line.
-OBJECT_STARTS = [next_state(START, "{"), next_state("fenced_line", "{")]
+# Under toolCalls "none" a reply may not start (after whitespace) with these: an object, an array
+# or a code fence, the shapes Qwen2.5-Coder-0.5B gave a call it was told not to write.
+REFUSED_STARTS = "{[`"
 
 
 def untagged_call_grammar(rules: Rules, rests: dict[str, str]) -> str:
@@ -47,14 +48,14 @@ def untagged_call_grammar(rules: Rules, rests: dict[str, str]) -> str:
 
 def untagged_call_watch(names: list[str], call_grammar: str | None) -> dict:
     """The processor's args for it: the openings' automaton, the offered names, and the call's
-    grammar. call_grammar None is toolCalls "none": the reply is words, so no object may open at
-    its start at all, whatever name it would go on to write (its "{", bare or after a fence line,
-    is refused). Refusing only offered names was not enough: Qwen2.5-Coder-0.5B, told to answer
-    in words after calling a tool nobody offered, wrote that call again (0 of 14 such turns of the
-    task suite recovered; bench/RESULTS.md, issue 41), and refused at the name's quote it wrote
-    `{"name": null, ...}` instead."""
+    grammar. call_grammar None is toolCalls "none": the reply is words, so its first character
+    (after whitespace) may not open an object, an array or a code fence at all, whatever would
+    follow. Refusing only offered names was not enough: Qwen2.5-Coder-0.5B, told to answer in
+    words after calling a tool nobody offered, wrote that call again (bench/RESULTS.md, issue 41);
+    refused at the name's quote it wrote `{"name": null, ...}`, refused at "{" it wrote
+    "```json\n[{...}]" or `name: calculate_units` in a fence. Code and JSON later in a reply
+    ("Here it is: ```python ...") stay free."""
     if call_grammar is None:
-        return {"openings": OPENING_STATES, "start": START, "accepts": OBJECT_STARTS, "tools": names,
-                "forbid": True}
+        return {"forbid": True, "refusedStarts": REFUSED_STARTS, "whitespace": WHITESPACE}
     return {"openings": OPENING_STATES, "start": START, "accepts": [BARE_JSON, FENCED_JSON], "tools": names,
             "grammar": call_grammar}

@@ -7,9 +7,9 @@ every token must fit the call grammar of the model's format (qwen_xml.py, hermes
 then text is free again and another call may follow. The end-of-turn token is impossible
 inside a call. In the Hermes JSON format, "auto" also constrains a call opened without tags
 at the very start of the reply, a bare `{"name": "` or a ```json fence, as the parser reads
-one (parsing/json_reply.py), and "none" forbids any object there: the processor watches the
-reply's start and then applies that call's own grammar, or refuses the object's "{"
-(`untaggedCall`, reply_openings.py). The model
+one (parsing/json_reply.py), and "none" forbids any object, array or fence there: the processor
+watches the reply's start and then applies that call's own grammar, or refuses such a first
+character (`untaggedCall`, reply_openings.py). The model
 worker compiles and applies it all (web/runtime/grammar/).
 """
 

@@ -9,13 +9,14 @@
 
 /**
  * @typedef {object} UntaggedCallArgs
- * @property {Object<string, Object<string, string>>} openings  state -> {characters: next state}
- * @property {string} start      the automaton's first state
- * @property {string[]} accepts  states where an opening is complete: the name's opening quote written, or
- *                               with forbid, the object's "{"
- * @property {string[]} tools    the offered tools' names
- * @property {string} [grammar]  EBNF of a reply that is one such call (toolCalls "auto")
- * @property {boolean} [forbid]  no object may open at the reply's start, whatever its name (toolCalls "none")
+ * @property {Object<string, Object<string, string>>} [openings]  state -> {characters: next state}
+ * @property {string} [start]      the automaton's first state
+ * @property {string[]} [accepts]  states where an opening is complete (the name's opening quote written)
+ * @property {string[]} [tools]    the offered tools' names
+ * @property {string} [grammar]    EBNF of a reply that is one such call (toolCalls "auto")
+ * @property {boolean} [forbid]    toolCalls "none": the reply is words; instead of the above:
+ * @property {string} [refusedStarts]  characters the reply may not start with (an object, array or fence)
+ * @property {string} [whitespace]     characters skipped before the reply's first one
  */
 
 /** Checks the args' shape; a bad one is an error naming what is wrong. */
@@ -23,17 +24,29 @@ export function checkUntaggedCallArgs(args) {
   const problem = (what) => new TypeError(`tool-call-grammar: args.untaggedCall.${what} (build the args with ` +
     "botpsy_agent.grammar.logits_processor_spec)");
   if (!args || typeof args !== "object") throw problem("is not an object");
+  if (args.forbid) {
+    if (typeof args.refusedStarts !== "string" || typeof args.whitespace !== "string") {
+      throw problem("refusedStarts and whitespace must be strings with forbid");
+    }
+    return args;
+  }
   if (!args.openings || typeof args.openings !== "object" || !(args.start in args.openings)) {
     throw problem("openings must be an automaton holding its start state");
   }
   if (!Array.isArray(args.accepts) || !Array.isArray(args.tools)) throw problem("accepts and tools must be arrays");
-  if (!args.forbid && typeof args.grammar !== "string") throw problem("grammar is missing (or set forbid)");
+  if (typeof args.grammar !== "string") throw problem("grammar is missing (or set forbid)");
   return args;
 }
 
-/** Whether the reply so far is "call" (an opening and an offered name, closed; with forbid, an object's
- * opening whatever follows), "prose" or "undecided". */
-export function classifyReplyStart(text, {openings, start, accepts, tools, forbid = false}) {
+/** Whether the reply so far is "call" (an opening and an offered name, closed; with forbid, a start
+ * it may not have), "prose" or "undecided". */
+export function classifyReplyStart(text, args) {
+  if (args.forbid) {
+    const first = [...text].find((char) => !args.whitespace.includes(char));
+    if (first === undefined) return "undecided";
+    return args.refusedStarts.includes(first) ? "call" : "prose";
+  }
+  const {openings, start, accepts, tools} = args;
   let state = start;
   let index = 0;
   for (; index < text.length && !accepts.includes(state); index++) {
@@ -42,7 +55,6 @@ export function classifyReplyStart(text, {openings, start, accepts, tools, forbi
     state = next[1];
   }
   if (!accepts.includes(state)) return "undecided";
-  if (forbid) return "call";
   const close = text.indexOf('"', index);
   const name = text.slice(index, close < 0 ? text.length : close);
   if (name.includes("\\") || !tools.some((tool) => tool.startsWith(name))) return "prose";
