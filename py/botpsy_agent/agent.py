@@ -33,6 +33,7 @@ from typing import AsyncIterator, Awaitable, Callable, Protocol
 from .chat_format import ChatFormat, prompt_leaves_thinking_open
 from .conversation import Conversation
 from .grammar import logits_processor_spec
+from .now_line import now_line
 from .parsing import ModelOutputParser
 from .provenance import ProvenanceStore, stored_data_source
 from .results import cap_length, error_text, result_text
@@ -94,6 +95,9 @@ class AgentOptions:
     # such turns of the task suite and an offered tool's call in none (bench/RESULTS.md, issue 41).
     # False answers them with the UnknownTool error, so the model may correct itself (BFCL's harness).
     words_after_invented_tool: bool = True
+    # Before each message of the person, a line of the agent's with the date and time where they
+    # are (now_line.py). False adds none (BFCL's and AgentDojo's worlds keep their own clocks).
+    now_line: bool = True
 
 
 @dataclass
@@ -146,18 +150,26 @@ class Agent:
         specs = [tool.spec() for tool in self.active_tools()]
         return self.chat_format.render(messages, specs, self.context.settings.thinking)
 
-    def render_prompt_prefix(self) -> str:
+    def render_prompt_prefix(self, with_now_line: bool = True) -> str:
         """The text every prompt of the next turn starts with, whatever the user writes: the
-        system prompt, the tool schemas and the conversation so far, up to where the user's
-        message would begin. The page runs it into the model while the person types, so the
-        turn computes only the new message (found as the common start of the prompts for two
-        different messages: no knowledge of the template's markers needed)."""
-        first, second = (self.render_prompt(({"role": "user", "content": text},)) for text in ("A", "B"))
+        system prompt, the tool schemas, the conversation so far and the agent's now line (as of
+        this minute), up to where the user's message would begin. The page runs it into the model
+        while the person types, so the turn computes only the new message (found as the common
+        start of the prompts for two different messages: no knowledge of the template's markers
+        needed). with_now_line=False stops before the now line: a text that does not change with
+        the clock (the key of the prompt state shipped with a model)."""
+        before = (self._now_message(),) if self.options.now_line and with_now_line else ()
+        first, second = (self.render_prompt((*before, {"role": "user", "content": text})) for text in ("A", "B"))
         return os.path.commonprefix([first, second])
+
+    def _now_message(self) -> dict:
+        return {"role": "user", "content": now_line(self.context), "agent_note": True}
 
     async def run_turn(self, user_text: str, reset_cancel: bool = True) -> AsyncIterator[dict]:
         """reset_cancel=False keeps a cancel() made before the turn began (the browser session
         resets it itself, synchronously, when the page's request arrives: see begin_turn)."""
+        if self.options.now_line:
+            self.conversation.add(self._now_message())
         self.conversation.add({"role": "user", "content": user_text})
         # Untrusted text read in an earlier turn is still in the prompt: it still counts.
         earlier = self.conversation.untrusted_source()

@@ -129,7 +129,9 @@ def run_cases(element: BotPsyElement, model_name: str, make_model, settings: Run
 
 
 def agent_options(max_tokens: int) -> AgentOptions:
-    return AgentOptions(max_tokens=max_tokens, temperature=0.0)
+    # AgentDojo's suites live on their own dates (their tools say which day it is): no line of ours
+    # with the real one.
+    return AgentOptions(max_tokens=max_tokens, temperature=0.0, now_line=False)
 
 
 def run_folder_in_browser(folder: Path, settings: RunSettings, selections: dict[str, Selection] | None = None,

@@ -2,6 +2,7 @@
 parallel calls, tool errors fed back, unknown tools, max steps, confirmation."""
 
 import asyncio
+import datetime
 import json
 
 import pytest
@@ -62,6 +63,7 @@ async def note_delete(ctx: ToolContext, title: str) -> bool:
 
 
 def make_agent(outputs, confirm=None, **options):
+    options.setdefault("now_line", False)  # the agent's date line has tests of its own below
     agent = Agent(model=ScriptedModel(outputs), chat_format=QWEN_FORMAT, options=AgentOptions(**options))
     for each in (note_add, note_list, divide, note_delete):
         agent.add_tool(each)
@@ -225,9 +227,15 @@ def test_cancel_during_a_confirmation_skips_the_remaining_calls():
 
 
 def test_the_prompt_prefix_is_how_every_prompt_of_the_next_turn_starts():
-    agent = make_agent([xml_call("note_add", title="a"), "saved", "hello again"], system_prompt="Be brief.")
+    """Up to where the person's message begins, the agent's now line included (as of this minute).
+    Without the now line it does not change with the clock: a shipped prompt state's key."""
+    agent = make_agent([xml_call("note_add", title="a"), "saved", "hello again"], system_prompt="Be brief.",
+                       now_line=True)
+    agent.context.now = lambda: datetime.datetime(2026, 12, 7, 9, 59, 59, tzinfo=datetime.timezone.utc)
     prefix = agent.render_prompt_prefix()
-    assert "Be brief." in prefix and "note_add" in prefix  # the system prompt and the tool schemas
+    assert "Be brief." in prefix and "note_add" in prefix and "Now: " in prefix  # system prompt, tools, the date
+    steady = agent.render_prompt_prefix(with_now_line=False)
+    assert prefix.startswith(steady) and "Now: " not in steady
     run(agent, "save a")
     assert all(prompt.startswith(prefix) for prompt in agent.model.prompts)
     assert agent.model.prompts[0][len(prefix):].startswith("save a")  # only the message is new
@@ -236,6 +244,22 @@ def test_the_prompt_prefix_is_how_every_prompt_of_the_next_turn_starts():
     run(agent, "still there?")
     assert agent.model.prompts[-1].startswith(later) and "saved" in later
     assert agent.model.prompts[-1][len(later):].startswith("still there?")
+
+
+def test_before_each_message_the_agent_says_when_and_where_the_person_is():
+    """A small model cannot know today's date: the agent's line before each message of the person
+    gives it in their zone. Off (BFCL's and AgentDojo's own worlds), there is none."""
+    agent = make_agent(["hi", "hi again"], now_line=True)
+    agent.context.now = lambda: datetime.datetime(2026, 12, 7, 10, 0, tzinfo=datetime.timezone.utc)
+    agent.context.settings.timezone = "America/New_York"
+    run(agent, "hello")
+    run(agent, "again")
+    notes = [m["content"] for m in agent.conversation.messages if m.get("agent_note")]
+    assert notes == ["Now: Monday 7 December 2026, 05:00 (America/New_York)."] * 2
+    assert [m["role"] for m in agent.conversation.messages] == ["user", "user", "assistant"] * 2
+    quiet = make_agent(["hi"], now_line=False)
+    run(quiet, "hello")
+    assert "Now:" not in quiet.model.prompts[0]
 
 
 def test_a_call_repeated_at_once_is_not_run_again_and_the_model_answers_from_its_result():

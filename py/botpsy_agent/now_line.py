@@ -1,0 +1,20 @@
+"""The agent's line telling the model when and where the person is, before each of their messages.
+
+A small model cannot know today's date, and wrote one it made up where a request needed it
+("next Friday at 3" stored as 2026-12-05 on Monday 7 December; "days until Valentine's Day" from
+2026-05-15: bench/RESULTS.md, issue 41). The line is not in the system prompt: the tools' schemas
+follow the system prompt, so a date there would change the prompt every day, and no stored or
+shipped prompt state (a first visit's 1 s first token) would ever match. Before the person's
+message it costs ~20 tokens a turn.
+"""
+
+from __future__ import annotations
+
+from .tooling import ToolContext
+from .tools.clock import user_zone, user_zone_name
+
+
+def now_line(context: ToolContext) -> str:
+    """"Now: Monday 7 December 2026, 10:00 (Europe/London)." in the person's zone."""
+    moment = context.now().astimezone(user_zone(context))
+    return f"Now: {moment.strftime('%A')} {moment.day} {moment.strftime('%B %Y, %H:%M')} ({user_zone_name(context)})."
