@@ -9,7 +9,7 @@ from botpsy_agent.tooling import ToolContext, ToolError, tool
 from .clock import user_zone
 from .ics import calendar_text
 from .records import get_record, next_id, require_text, timestamp
-from .when import has_time_part, parse_datetime
+from .when import has_time_part, parse_datetime, parse_range
 
 COLLECTION = "calendar"
 MAX_RANGE_DAYS = 366
@@ -79,9 +79,12 @@ async def calendar_add_event(ctx: ToolContext, title: str, start: str, end: str 
     """
     name = require_text(title, "event title", 200)
     zone, now = user_zone(ctx), ctx.now()
-    begins = parse_datetime(start, zone, now, "start")
+    span = None if end.strip() else _span(start, zone, now)
+    begins = span[0] if span else parse_datetime(start, zone, now, "start")
     all_day = not has_time_part(start)
-    if end.strip():
+    if span:                                        # "saturday 1pm to 2:30pm" written as the start
+        ends = span[1] + (datetime.timedelta(days=1) if all_day else datetime.timedelta())
+    elif end.strip():
         ends = parse_datetime(end, zone, now, "end")
         if all_day and not has_time_part(end):
             ends += datetime.timedelta(days=1)      # an all-day event's last day is included
@@ -103,6 +106,15 @@ async def calendar_add_event(ctx: ToolContext, title: str, start: str, end: str 
     if clashes and not all_day:
         result["overlaps_with"] = clashes
     return result
+
+
+def _span(start: str, zone: datetime.tzinfo, now: datetime.datetime):
+    """Both ends when `start` holds a whole span and reads as nothing else, else None."""
+    try:
+        parse_datetime(start, zone, now, "start")
+        return None
+    except ToolError:
+        return parse_range(start, zone, now, "start")
 
 
 @tool

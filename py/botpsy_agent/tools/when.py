@@ -219,6 +219,31 @@ def parse_datetime(text: str, zone: datetime.tzinfo, now: datetime.datetime,
     return moment.replace(tzinfo=zone) if moment.tzinfo is None else moment
 
 
+_RANGE = re.compile(r"^(?:from\s+)?(.+?)\s*(?:\s(?:to|until|till)\s|\s-\s|[–—])\s*(.+)$")
+
+
+def split_range(text: str) -> tuple[str, str] | None:
+    """A span written in one value ("saturday 1pm to 2:30pm", "from 9 until 11", "3pm – 4pm") as its
+    two ends, or None. A hyphen counts only with spaces around it (ISO dates hold hyphens)."""
+    found = _RANGE.match(" ".join(text.strip().split()))
+    return (found.group(1), found.group(2)) if found else None
+
+
+def parse_range(text: str, zone: datetime.tzinfo, now: datetime.datetime,
+                what: str = "time") -> tuple[datetime.datetime, datetime.datetime] | None:
+    """Both ends of a span written in one value, or None when `text` is not one. The second end is
+    read from the first ("saturday 1pm to 2:30pm" ends on that Saturday); one that would come
+    before the start is on the next day ("11pm to 1am")."""
+    parts = split_range(text)
+    if parts is None:
+        return None
+    begins = parse_datetime(parts[0], zone, now, what)
+    ends = parse_datetime(parts[1], zone, begins, what)
+    if ends <= begins and not _day(" ".join(parts[1].lower().split()), begins.date()):
+        ends += datetime.timedelta(days=1)
+    return begins, ends
+
+
 def has_time_part(text: str) -> bool:
     """True when the text names a time of day, not just a day."""
     cleaned = " ".join(text.strip().lower().split())

@@ -25,6 +25,25 @@ def test_add_with_duration_end_or_all_day(ctx):
     assert (holiday["all_day"], holiday["start"], holiday["end"]) == (True, "2026-12-24", "2026-12-26")
 
 
+@pytest.mark.parametrize("start,begins,ends", [
+    ("Saturday 1pm to 2:30pm", "2026-12-05T13:00+00:00", "2026-12-05T14:30+00:00"),
+    ("tomorrow 9am - 10:30am", "2026-12-01T09:00+00:00", "2026-12-01T10:30+00:00"),
+    ("3pm – 4pm", "2026-11-30T15:00+00:00", "2026-11-30T16:00+00:00"),
+    ("friday 11pm until 1am", "2026-12-04T23:00+00:00", "2026-12-05T01:00+00:00"),
+    ("24 December to 26 December", "2026-12-24", "2026-12-26"),
+])
+def test_a_whole_span_written_as_the_start_sets_both_ends(ctx, start, begins, ends):
+    """Qwen2.5-Coder-1.5B put "Saturday 1pm to 2:30pm" in `start` and got an error it could not fix."""
+    event = add(ctx, "Lunch with Sam", start)
+    assert (event["start"], event["end"]) == (begins, ends)
+
+
+def test_a_span_in_the_start_yields_to_an_explicit_end(ctx):
+    with pytest.raises(ToolError, match="could not read 'Saturday 1pm to 2:30pm' as a start"):
+        add(ctx, "Lunch", "Saturday 1pm to 2:30pm", end="Saturday 3pm")
+    assert add(ctx, "Meeting", "2026-12-02T09:00")["end"] == "2026-12-02T10:00+00:00"  # ISO hyphens: no span
+
+
 def test_overlaps_are_reported(ctx):
     add(ctx, "Standup", "2026-12-01T09:00", duration_minutes=30)
     clash = add(ctx, "Call with Bo", "2026-12-01T09:15")
