@@ -240,7 +240,7 @@ class Agent:
                     calls = [(f"call_{len(self.conversation.messages)}_{index}", call)
                              for index, call in enumerate(parser.calls)]
                 else:
-                    text = answer.text.strip() or self._words_from_results()
+                    text = _words_of(answer.text) or self._words_from_results()
                     self.conversation.add_assistant(text, answer.thinking, [])
                     yield self._final(text, step, answered_from_results=True)
                     return
@@ -304,7 +304,7 @@ class Agent:
         if answer is None:  # the model failed; its error event is out
             return
         names = ", ".join(dict.fromkeys(repr(call.name) for _, call in calls))
-        text = ((answer.text.strip() if not answer.calls else "") or self._words_from_results()
+        text = ((_words_of(answer.text) if not answer.calls else "") or self._words_from_results()
                 or f"I have no tool for that (there is no tool named {names}).")
         self.conversation.add_assistant(text, answer.thinking, [])
         yield self._final(text, step, answered_without_tools=True)
@@ -482,6 +482,15 @@ class Agent:
 
 
 REPEATED_CALL = "not run again: the same call as the step before (its result is above)"
+# What a reply asked for words may hold that says nothing: told not to start with "{" or "[",
+# Qwen2.5-Coder-0.5B answered a list of to-dos with "null".
+_NO_WORDS = {"", "null", "none", "true", "false", "undefined", "nan"}
+
+
+def _words_of(text: str) -> str:
+    """The reply's text, or "" when it is only a JSON literal (no answer at all)."""
+    text = text.strip()
+    return "" if text.strip("`\"'.").lower() in _NO_WORDS else text
 
 
 def closest_tool_names(name: str, offered: list[str], count: int = 3) -> list[str]:

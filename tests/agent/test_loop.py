@@ -309,6 +309,15 @@ def test_the_line_after_the_results_quotes_this_turns_message_on_one_line_and_cu
     assert quoted.startswith("and 1/5? please please") and quoted.endswith("…") and len(quoted) == 300
 
 
+@pytest.mark.parametrize("reply", ["null", " `null` ", "None.", ""])
+def test_a_reply_of_only_a_json_literal_is_no_answer_and_the_useful_result_is_shown(reply):
+    """Told not to start with "{" or "[", Qwen2.5-Coder-0.5B answered a list of to-dos with "null"."""
+    agent = make_agent([xml_call("note_list"), xml_call("note_list"), reply])
+    asyncio.run(agent.context.store.put("notes", "milk", {}))
+    final = run(agent, "Show my notes")[-1]
+    assert final["answered_from_results"] and final["text"] == 'note_list returned: ["milk"]'
+
+
 def test_a_renamed_call_written_when_calls_are_forbidden_is_not_run_and_the_useful_result_is_the_answer():
     """Asked for words with the tools' names forbidden, Qwen2.5-Coder-0.5B writes the call under a
     name no tool has (notes_list_all). That is not the model insisting on its repeat: nothing runs,
