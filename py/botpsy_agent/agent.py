@@ -53,9 +53,7 @@ async def deny_everything(request: dict) -> dict:
     return {"approved": False}
 
 
-AFTER_RESULTS = ('Using the result above, answer my question ("{question}") in plain words (or call another tool '
-                 'if you still need one).')
-QUESTION_CHARS = 300  # the most of the person's message the line quotes
+AFTER_RESULTS = "Using the result above, answer my question in plain words (or call another tool if you still need one)."
 AFTER_ERRORS = "The tool reported an error above: correct the call and try again, or answer my question in plain words."
 AFTER_DENIAL = "I did not allow that. Answer me in plain words (or call a different tool if my request needs one)."
 DENIED = "Error: Denied:"
@@ -78,10 +76,8 @@ class AgentOptions:
     stop_repeated_calls: bool = True
     # After a step's tool results the agent adds this line as the person's next message (it is
     # the agent's own text, never a tool's): without it Qwen2.5-Coder-0.5B answers a result by
-    # writing the same call again, with it in words (bench/RESULTS.md, issue 41). "{question}" is
-    # replaced by the person's message of this turn: asked for "my question" alone, after a result
-    # both Qwen2.5-Coder sizes sometimes answered the line itself ("Sure! What would you like to
-    # know?"). None adds nothing (the BFCL multi-turn eval keeps BFCL's own protocol).
+    # writing the same call again, with it in words (bench/RESULTS.md, issue 41). None adds
+    # nothing (the BFCL multi-turn eval keeps BFCL's own protocol).
     after_results: str | None = AFTER_RESULTS
     # The same, when every result of the step is an error: with AFTER_RESULTS the model answered
     # a "did you mean cups?" error with an invented figure instead of correcting the call.
@@ -338,19 +334,9 @@ class Agent:
         """The agent's line after a step's results (AgentOptions.after_results / after_errors)."""
         contents = [str(message.get("content", "")) for message in results]
         if any(content.startswith(DENIED) for content in contents):
-            note = self.options.after_denial
-        elif contents and all(content.startswith("Error:") for content in contents):
-            note = self.options.after_errors
-        else:
-            note = self.options.after_results
-        return note.replace("{question}", self._question()) if note else note
-
-    def _question(self) -> str:
-        """The person's message of this turn, on one line, cut to QUESTION_CHARS."""
-        asked = next((m["content"] for m in reversed(self.conversation.messages)
-                      if m["role"] == "user" and not m.get("agent_note")), "")
-        asked = " ".join(str(asked).split())
-        return asked if len(asked) <= QUESTION_CHARS else asked[:QUESTION_CHARS - 1].rstrip() + "…"
+            return self.options.after_denial
+        failed = contents and all(content.startswith("Error:") for content in contents)
+        return self.options.after_errors if failed else self.options.after_results
 
     def _words_from_results(self) -> str:
         """When the model has no words of its own: the results of this turn's last step that got
