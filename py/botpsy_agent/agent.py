@@ -146,16 +146,17 @@ class Agent:
         specs = [tool.spec() for tool in self.active_tools()]
         return self.chat_format.render(messages, specs, self.context.settings.thinking)
 
-    def render_prompt_prefix(self, with_now_line: bool = True) -> str:
+    def render_prompt_prefix(self) -> str:
         """The text every prompt of the next turn starts with, whatever the user writes: the
-        system prompt, the tool schemas, the conversation so far and the agent's now line (as of
-        this minute), up to where the user's message would begin. The page runs it into the model
-        while the person types, so the turn computes only the new message (found as the common
-        start of the prompts for two different messages: no knowledge of the template's markers
-        needed). with_now_line=False stops before the now line: a text that does not change with
-        the clock (the key of the prompt state shipped with a model)."""
-        before = (self._now_message(),) if self.options.now_line and with_now_line else ()
-        first, second = (self.render_prompt((*before, {"role": "user", "content": text})) for text in ("A", "B"))
+        system prompt, the tool schemas and the conversation so far, up to where the turn's
+        messages would begin (the agent's now line, then the person's). The page runs it into the
+        model while the person types, and stores the state it leaves for the next visit, so the
+        turn computes only its new messages (found as the common start of the prompts for two
+        different messages: no knowledge of the template's markers needed). The now line is left
+        out: it changes every minute, and a stored state of a model with recurrent layers
+        (Qwen3.5's) resumes only at its exact end, so a prefix holding it would never be reused on
+        a later visit; the line costs the turn ~15 tokens instead."""
+        first, second = (self.render_prompt(({"role": "user", "content": text},)) for text in ("A", "B"))
         return os.path.commonprefix([first, second])
 
     def _now_message(self) -> dict:

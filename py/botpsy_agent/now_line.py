@@ -4,8 +4,8 @@ A small model cannot know today's date, and wrote one it made up where a request
 ("next Friday at 3" stored as 2026-12-05 on Monday 7 December; "days until Valentine's Day" from
 2026-05-15: bench/RESULTS.md, issue 41). The line is not in the system prompt: the tools' schemas
 follow the system prompt, so a date there would change the prompt every day, and no stored or
-shipped prompt state (a first visit's 1 s first token) would ever match. Before the person's
-message it costs ~20 tokens a turn.
+shipped prompt state (a first visit's 1 s first token) would ever match. It is not in the page's
+warm-up either (Agent.render_prompt_prefix): the turn computes it, ~15 tokens.
 """
 
 from __future__ import annotations

@@ -46,6 +46,7 @@ def test_warming_up_runs_the_system_prompt_and_tools_before_the_first_turn(real_
     assert warmed["promptTokens"] > 100 and not warmed["cancelled"]  # the tool schemas are long
     turn = page.evaluate("text => window.runTurn(text)", "Hello there")
     assert turn["final"]["type"] == "final"
-    # the first turn computed only the user's message and what follows it
+    # the first turn computed only its messages (the agent's now line, ~15 tokens, and the user's) and what
+    # follows them
     assert turn["stats"]["reusedTokens"] >= warmed["promptTokens"] - 2
-    assert turn["stats"]["promptTokens"] - turn["stats"]["reusedTokens"] < 20
+    assert turn["stats"]["promptTokens"] - turn["stats"]["reusedTokens"] < 45

@@ -227,23 +227,23 @@ def test_cancel_during_a_confirmation_skips_the_remaining_calls():
 
 
 def test_the_prompt_prefix_is_how_every_prompt_of_the_next_turn_starts():
-    """Up to where the person's message begins, the agent's now line included (as of this minute).
-    Without the now line it does not change with the clock: a shipped prompt state's key."""
+    """Up to where the turn's messages begin: the agent's now line, then the person's. The line is
+    not in the prefix, so the prefix (a stored or shipped prompt state's key) does not change with
+    the clock."""
     agent = make_agent([xml_call("note_add", title="a"), "saved", "hello again"], system_prompt="Be brief.",
                        now_line=True)
-    agent.context.now = lambda: datetime.datetime(2026, 12, 7, 9, 59, 59, tzinfo=datetime.timezone.utc)
     prefix = agent.render_prompt_prefix()
-    assert "Be brief." in prefix and "note_add" in prefix and "Now: " in prefix  # system prompt, tools, the date
-    steady = agent.render_prompt_prefix(with_now_line=False)
-    assert prefix.startswith(steady) and "Now: " not in steady
+    assert "Be brief." in prefix and "note_add" in prefix  # the system prompt and the tool schemas
+    assert "Now: " not in prefix
     run(agent, "save a")
     assert all(prompt.startswith(prefix) for prompt in agent.model.prompts)
-    assert agent.model.prompts[0][len(prefix):].startswith("save a")  # only the message is new
-    # after a turn: the conversation so far, up to where the next message begins
+    now, message = agent.model.prompts[0][len(prefix):].split("<|im_start|>user\n")
+    assert now.startswith("Now: ") and message.startswith("save a")  # only the turn's two messages are new
+    # after a turn: the conversation so far, up to where the next messages begin
     later = agent.render_prompt_prefix()
     run(agent, "still there?")
     assert agent.model.prompts[-1].startswith(later) and "saved" in later
-    assert agent.model.prompts[-1][len(later):].startswith("still there?")
+    assert agent.model.prompts[-1][len(later):].split("<|im_start|>user\n")[1].startswith("still there?")
 
 
 def test_before_each_message_the_agent_says_when_and_where_the_person_is():

@@ -57,8 +57,7 @@ def state_file_name(dtype: str) -> str:
 def default_prompt(folder: Path) -> str:
     """The text every first prompt of the page starts with for this folder: the system prompt and
     the default tools, rendered by py/botpsy_agent with the folder's chat template, as the page's
-    warm-up renders it (Agent.render_prompt_prefix), up to the agent's now line: the page's warm-up
-    goes on with that line (the date, so not shipped), restoring this state as its prompt's start."""
+    warm-up renders it (Agent.render_prompt_prefix)."""
     from botpsy_agent.browser_session import builtin_tools
     from botpsy_agent.tool_selection import DEFAULT_ENABLED_TOOLS
     from botpsy_web.bench_scenario import folder_agent
@@ -66,7 +65,7 @@ def default_prompt(folder: Path) -> str:
     agent = folder_agent(folder)
     for tool in builtin_tools():
         agent.add_tool(tool, enabled_by_default=tool.name in DEFAULT_ENABLED_TOOLS)
-    return agent.render_prompt_prefix(with_now_line=False)
+    return agent.render_prompt_prefix()
 
 
 def tokens_sha256(folder: Path, text: str) -> str:
