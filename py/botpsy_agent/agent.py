@@ -218,14 +218,12 @@ class Agent:
                 for call_id, call in calls:
                     yield {"type": "tool_call", "id": f"{call_id}_repeated", "name": call.name,
                            "arguments": call.arguments, "error": REPEATED_CALL}
-                answer = None
-                async for event in self._answer_from_results(prompt):
-                    if event["type"] == "answer":
-                        answer = event["parser"]
-                    else:
-                        yield event
-                if answer is None:  # the model failed; its error event is out
+                answered: list = []
+                async for event in self._answer_from_results(prompt, answered):
+                    yield event
+                if not answered:  # the model failed; its error event is out
                     return
+                answer = answered[0]
                 # Calls of offered tools written even now are run, once a turn (AgentDojo's
                 # workspace user_task_36 reads the same thing twice on purpose, then goes on);
                 # a name no tool has (Qwen2.5-Coder-0.5B renames the forbidden tool:
@@ -292,25 +290,23 @@ class Agent:
         for call_id, call in calls:
             yield {"type": "tool_call", "id": call_id, "name": call.name, "arguments": call.arguments,
                    "error": self._problem_with(call, None)}
-        answer = None
-        async for event in self._answer_from_results(prompt, "the model called a tool nobody offered"):
-            if event["type"] == "answer":
-                answer = event["parser"]
-            else:
-                yield event
-        if answer is None:  # the model failed; its error event is out
+        answered: list = []
+        async for event in self._answer_from_results(prompt, answered, "the model called a tool nobody offered"):
+            yield event
+        if not answered:  # the model failed; its error event is out
             return
+        answer = answered[0]
         names = ", ".join(dict.fromkeys(repr(call.name) for _, call in calls))
         text = ((_words_of(answer.text) if not answer.calls else "") or self._words_from_results()
                 or f"I have no tool for that (there is no tool named {names}).")
         self.conversation.add_assistant(text, answer.thinking, [])
         yield self._final(text, step, answered_without_tools=True)
 
-    async def _answer_from_results(self, prompt: str, reason: str = "the model repeated its previous calls"
-                                   ) -> AsyncIterator[dict]:
+    async def _answer_from_results(self, prompt: str, answered: list,
+                                   reason: str = "the model repeated its previous calls") -> AsyncIterator[dict]:
         """One more generation from `prompt` with tool calls forbidden: the model's words from the
-        results it already has. Yields its text events, then {"type": "answer", "parser"} (the
-        parser also carries `output`, the raw text), or an error event when the model fails."""
+        results it already has. Yields its text events and appends its parser to `answered` (the
+        parser also carries `output`, the raw text), or yields an error event when the model fails."""
         yield {"type": "answer_from_results", "reason": reason}
         schemas = {tool.name: tool.parameters for tool in self.active_tools()}
         parser = ModelOutputParser(self.chat_format.tool_call_format, schemas,
@@ -329,7 +325,7 @@ class Agent:
             yield {"type": "error", "message": error_text(error)}
             return
         parser.output = "".join(pieces)
-        yield {"type": "answer", "parser": parser}
+        answered.append(parser)
 
     def _note_after(self, results: list[dict]) -> str | None:
         """The agent's line after a step's results (AgentOptions.after_results / after_errors)."""
