@@ -86,7 +86,7 @@ class AgentOptions:
     # again") had Qwen2.5-Coder-0.5B write the denied call again, or echo the line as its answer.
     after_denial: str | None = AFTER_DENIAL
     # A step whose every call names a tool nobody offered is not run: the model answers the same
-    # prompt again in words, with calls forbidden (no object may open: grammar "none"). Told "there
+    # prompt again in words, calls forbidden (grammar "none": no start with "{", "[" or a fence). Told "there
     # is no such tool" instead, Qwen2.5-Coder-0.5B wrote the same invented call again in 11 of 14
     # such turns of the task suite and an offered tool's call in none (bench/RESULTS.md, issue 41).
     # False answers them with the UnknownTool error, so the model may correct itself (BFCL's harness).
