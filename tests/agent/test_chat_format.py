@@ -147,4 +147,5 @@ def test_a_template_that_rewrites_earlier_text_gets_a_full_render():
     agent = Agent(model=model, chat_format=counting)
     agent.add_tool(add)
     assert run(agent, "1+1")[-1]["text"] == "Two."
-    assert model.prompts[1].startswith("<|im_start|>system\n5 messages")  # user, call, result, the agent's note, system
+    # the agent's now line, user, call, result, the agent's note after it, system
+    assert model.prompts[1].startswith("<|im_start|>system\n6 messages")
