@@ -105,3 +105,25 @@ def test_untrusted_search_results_are_datamarked_in_pyodide(agent_page, server):
     assert result["ok"] and result["untrusted"]
     assert result["result"].startswith("<<untrusted the tool search_docs data ")
     assert "\n^ " in result["result"]
+
+
+def test_tools_registered_in_a_row_never_vanish_while_the_worker_catches_up(agent_page, server):
+    # A page registering its tools one after another, then choosing which the model sees (the
+    # widget taking a page's WebMCP tools): the worker's reply to the first registration knows
+    # nothing of the later ones, and the page's list must not go back to it meanwhile.
+    start(agent_page, server, [], "botpsy-test-registrations")
+    seen = agent_page.evaluate("""async () => {
+        const {agent} = window.agentTest;
+        const names = ["shop_a", "shop_b", "shop_c"];
+        const snapshots = [];
+        const pending = names.map((name) => agent.registerTool({name, description: name, confirm: false,
+            sideEffects: false, handler: () => name}));
+        pending.push(agent.setSettings({enabledTools: [...names, "calculator"]}));
+        for (const reply of pending) {
+            await reply;
+            snapshots.push(agent.tools().filter((t) => names.includes(t.name) && t.enabled !== false).map((t) => t.name));
+        }
+        return {snapshots, final: agent.enabledTools()};
+    }""")
+    assert seen["snapshots"] == [["shop_a", "shop_b", "shop_c"]] * 4
+    assert sorted(seen["final"]) == ["calculator", "shop_a", "shop_b", "shop_c"]

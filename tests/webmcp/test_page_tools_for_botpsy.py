@@ -87,7 +87,7 @@ def test_the_widget_offers_the_pages_webmcp_tools_behind_the_gate(open_shop, web
     assert {tool["name"] for tool in page.webmcp.tools()} == {"product_search", "add_to_cart"}
     page.evaluate(HOST_SCRIPT)
     start_widget(page)
-    page.wait_for_function("() => document.getElementById('assistant').session.tools().some((t) => t.name === 'reserve_pitch')")
+    page.wait_for_function("() => document.getElementById('assistant').session.tools().some((t) => t.name === 'reserve_pitch' && t.enabled)")
     tools = agent_tools(page)
     # Only through WebMCP: the shop gave the widget nothing directly.
     assert {"product_search", "add_to_cart", "reserve_pitch"} <= {n for n, t in tools.items() if t["enabled"]}

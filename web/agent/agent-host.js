@@ -86,6 +86,7 @@ export class AgentHost {
     this.toolList = [];
     this.conversation = null;
     this.queued = Promise.resolve();  // settings and tools sent before the next turn
+    this.changesSent = 0;   // changes sent to the worker; a reply is taken only from the latest (#queue)
     // Turns and outside agents' calls (WebMCP) run one at a time: a call waits for the turn, a
     // turn for the call in the worker, calls for each other (see callForOutsideAgent).
     this.turnEnded = Promise.resolve();
@@ -179,9 +180,13 @@ export class AgentHost {
     return state;
   }
 
-  // Sends a change now; its failure surfaces at the next runTurn.
+  // Sends a change now; its failure surfaces at the next runTurn. The worker applies changes in
+  // order, so the reply to an earlier one is older than what this side already shows (a tool
+  // registered since): only the latest change's reply replaces the tool list.
   #queue(name, args) {
-    const sent = this.worker.call(name, args).then((state) => this.#takeState(state));
+    const change = ++this.changesSent;
+    const sent = this.worker.call(name, args)
+      .then((state) => (change === this.changesSent ? this.#takeState(state) : state));
     this.queued = Promise.all([this.queued, sent]);
     return sent;
   }
