@@ -37,7 +37,8 @@ from .now_line import now_line
 from .parsing import ModelOutputParser
 from .provenance import ProvenanceStore, stored_data_source
 from .results import cap_length, error_text, result_text
-from .safety import NETWORK_TOOLS, confirmation_reason, mark_untrusted, network_refusal, without_special_tokens
+from .safety import (NETWORK_TOOLS, confirmation_reason, mark_untrusted, marking_notice_in, network_refusal,
+                     without_special_tokens)
 from .tooling import Tool, ToolContext, ToolError
 from .validation import check_arguments
 
@@ -245,10 +246,13 @@ class Agent:
                     yield event
                 return
             previous_calls = parser.calls
-            self.conversation.add_assistant(parser.text, parser.thinking, calls)
             if not calls:
-                yield self._final(parser.text.strip(), step)
+                # our own line copied back is not the model's answer: the person sees what the turn got
+                text = self._words_from_results() if _copies_the_agent(parser.text) else parser.text.strip()
+                self.conversation.add_assistant(text, parser.thinking, [])
+                yield self._final(text, step)
                 return
+            self.conversation.add_assistant(parser.text, parser.thinking, calls)
             results_from = len(self.conversation.messages)
             for call_id, call in calls:
                 if self._cancelled:  # answer every call, so the conversation stays well formed
@@ -471,9 +475,22 @@ _NO_WORDS = {"", "null", "none", "true", "false", "undefined", "nan"}
 
 
 def _words_of(text: str) -> str:
-    """The reply's text, or "" when it is only a JSON literal (no answer at all)."""
+    """The reply's text, or "" when it is only a JSON literal (no answer at all) or a copy of the
+    agent's own words (_copies_the_agent)."""
     text = text.strip()
-    return "" if text.strip("`\"'.").lower() in _NO_WORDS else text
+    return "" if text.strip("`\"'.").lower() in _NO_WORDS or _copies_the_agent(text) else text
+
+
+_AGENT_NOTES = (AFTER_RESULTS, AFTER_ERRORS, AFTER_DENIAL)
+
+
+def _copies_the_agent(text: str) -> bool:
+    """The reply repeats a line the agent itself put in the conversation: a note after results (all
+    or part of it) or the notice of marked data. Qwen2.5-Coder-0.5B answered a denial with "I did
+    not allow that.", a failed call with the whole note after errors, and a file search with the
+    marking's notice; shown as the assistant's answer, each says the opposite of what happened."""
+    flat = " ".join(text.split())
+    return (len(flat) >= 12 and any(flat in note for note in _AGENT_NOTES)) or marking_notice_in(flat)
 
 
 def closest_tool_names(name: str, offered: list[str], count: int = 3) -> list[str]:

@@ -448,7 +448,10 @@ def test_the_untagged_call_watch_in_the_spec():
     watch = spec["args"]["untaggedCall"]
     assert watch["openings"] == OPENING_STATES and watch["tools"] == ["book_trip", "ping"]
     assert watch["grammar"] == untagged_call(RICH_TOOLS, "hermes_json", dialect="pypi")["grammar"]
-    assert logits_processor_spec(RICH_TOOLS, "hermes_json", "none")["args"]["untaggedCall"]["forbid"] is True
+    forbidding = logits_processor_spec(RICH_TOOLS, "hermes_json", "none")["args"]["untaggedCall"]
+    assert forbidding["forbid"] is True
+    # words only: no object, array, fence, nor a copied "<tool_response>" as the reply
+    assert set(forbidding["refusedStarts"]) == set("{[`<")
     for tools, tool_call_format, mode, thinking in ((RICH_TOOLS, "qwen3_coder_xml", "auto", False),
                                                     (RICH_TOOLS, "hermes_json", "required", False),
                                                     (RICH_TOOLS, "hermes_json", "ping", False),

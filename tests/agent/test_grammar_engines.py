@@ -153,18 +153,20 @@ def test_the_runtime_sees_a_reply_start_as_the_parser_does(tmp_path):
 
 def test_under_none_the_reply_may_not_start_with_an_object_an_array_or_a_fence(tmp_path):
     """toolCalls "none" (the agent's answer in words): the watch refuses a reply whose first
-    character (after whitespace) opens an object, an array or a code fence, before any name is
-    written: an offered tool's call, an invented one (`calculate_tax`: Qwen2.5-Coder-0.5B wrote it
-    again when told to answer in words), `{"name": null`, "```json\n[...]". Words, and code or JSON
-    later in the reply, stay free."""
+    character (after whitespace) opens an object, an array, a code fence or a tag, before any name
+    is written: an offered tool's call, an invented one (`calculate_tax`: Qwen2.5-Coder-0.5B wrote it
+    again when told to answer in words), `{"name": null`, "```json\n[...]", a copied
+    "<tool_response>". Words, and code, JSON or tags later in the reply, stay free."""
     node = shutil.which("node")
     assert node, "Node.js is needed (./run.sh installs it with npm)"
     shutil.copy(REPO_ROOT / "web/runtime/grammar/untagged-call.js", tmp_path / "untagged-call.mjs")
     (tmp_path / "classify.mjs").write_text(CLASSIFY_SCRIPT)
     watch = untagged_call(SPECS, "hermes_json", "none")
     assert watch["forbid"] is True and "grammar" not in watch
-    refused = ['{', ' \n{"name": "calculator"', '{"name": null', '```json\n[', '`', '\t[{"name": "x"}]']
-    free = ['The answer is 51,000.', 'Here it is:\n```python\nprint(1)', 'Here: {"name": "x"}', '51000', '"quoted"']
+    refused = ['{', ' \n{"name": "calculator"', '{"name": null', '```json\n[', '`', '\t[{"name": "x"}]',
+               '<tool_response>\n[]\n</tool_response>']
+    free = ['The answer is 51,000.', 'Here it is:\n```python\nprint(1)', 'Here: {"name": "x"}', '51000', '"quoted"',
+            'Use <br> for a line break.']
     undecided = ['', '  ', ' \n\t']
     strings = refused + free + undecided
     done = subprocess.run([node, str(tmp_path / "classify.mjs"), str(tmp_path / "untagged-call.mjs")],

@@ -27,8 +27,9 @@ from .ebnf import Rules, char_class, literal
 
 FENCE_CLOSE = "\n```"
 # Under toolCalls "none" a reply may not start (after whitespace) with these: an object, an array
-# or a code fence, the shapes Qwen2.5-Coder-0.5B gave a call it was told not to write.
-REFUSED_STARTS = "{[`"
+# or a code fence, the shapes Qwen2.5-Coder-0.5B gave a call it was told not to write, and a tag:
+# told to answer from its results, it copied them as "<tool_response>\n[]\n</tool_response>".
+REFUSED_STARTS = "{[`<"
 
 
 def untagged_call_grammar(rules: Rules, rests: dict[str, str]) -> str:
@@ -49,7 +50,7 @@ def untagged_call_grammar(rules: Rules, rests: dict[str, str]) -> str:
 def untagged_call_watch(names: list[str], call_grammar: str | None) -> dict:
     """The processor's args for it: the openings' automaton, the offered names, and the call's
     grammar. call_grammar None is toolCalls "none": the reply is words, so its first character
-    (after whitespace) may not open an object, an array or a code fence at all, whatever would
+    (after whitespace) may not open an object, an array, a code fence or a tag at all, whatever would
     follow. Refusing only offered names was not enough: Qwen2.5-Coder-0.5B, told to answer in
     words after calling a tool nobody offered, wrote that call again (bench/RESULTS.md, issue 41);
     refused at the name's quote it wrote `{"name": null, ...}`, refused at "{" it wrote

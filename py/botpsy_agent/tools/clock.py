@@ -70,7 +70,8 @@ def convert_time(ctx: ToolContext, time: str, to_timezone: str, from_timezone: s
 
 @tool
 def date_difference(ctx: ToolContext, start: str, end: str) -> dict:
-    """How long from one date (or date and time) to another; negative when end is earlier.
+    """How long from one date (or date and time) to another; negative when end is earlier. The
+    answer names both days' weekdays too.
 
     Args:
         start: First date, e.g. "2026-01-01", "2026-01-01T09:30" or "today".
@@ -86,7 +87,8 @@ def date_difference(ctx: ToolContext, start: str, end: str) -> dict:
                                     if (low + datetime.timedelta(days=offset)).weekday() < 5)
     answer = {"days": days, "weeks": round(span.total_seconds() / 604800, 2),
               "weekdays": weekdays if span >= datetime.timedelta(0) else -weekdays,
-              "start": first.date().isoformat(), "end": second.date().isoformat()}
+              "start": first.date().isoformat(), "start_weekday": first.strftime("%A"),
+              "end": second.date().isoformat(), "end_weekday": second.strftime("%A")}
     if has_time_part(start) or has_time_part(end):
         answer["hours"] = round(span.total_seconds() / 3600, 2)
         answer["minutes"] = round(span.total_seconds() / 60)
