@@ -15,7 +15,7 @@
  * @property {string[]} [tools]    the offered tools' names
  * @property {string} [grammar]    EBNF of a reply that is one such call (toolCalls "auto")
  * @property {boolean} [forbid]    toolCalls "none": the reply is words; instead of the above:
- * @property {string} [refusedStarts]  characters the reply may not start with (an object, array or fence)
+ * @property {string} [refusedStarts]  characters the reply may not start with (an object, array, fence or tag)
  * @property {string} [whitespace]     characters skipped before the reply's first one
  */
 
