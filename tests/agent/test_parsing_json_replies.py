@@ -63,7 +63,8 @@ PROSE_REPLIES = {
     "two fences": f"```json\n{CALL_JSON}\n```\n```json\n{CALL_JSON}\n```",
     "a tool nobody offered, without arguments": '{"name": "cat_joke"}',
     "a tool nobody offered, cut off": '{"name": "calculate_units", "arguments": {"value": 1',
-    "a name with a space": '{"name": "Alice Smith", "arguments": {}}',
+    "a name with a space and no arguments": '{"name": "Alice Smith", "age": 31}',
+    "a name with other punctuation": '{"name": "Pride & Prejudice", "arguments": {"x": 1}}',
     "name is not the first key": '{"arguments": {"expression": "1"}, "name": "calculator"}',
     "an escape in the name": '{"name": "calcul\\u0061tor", "arguments": {}}',
     "JSON data": '{"name": "Alice", "age": 31}',
@@ -86,6 +87,8 @@ def test_json_anywhere_else_stays_prose_exactly_as_written(case, chunk_size):
 INVENTED_CALLS = {
     "bare": ('{"name": "calculate_units", "arguments": {"value": 17, "from": "km"}}', "bare_json"),
     "fenced": ('```json\n{"name": "calc", "parameters": {"x": "17% of 2,340"}}\n```', "fenced_json"),
+    # asked who wrote Pride and Prejudice, the 0.5B "called" the title
+    "a name with spaces": ('{"name": "Pride and Prejudice", "arguments": {"expression": "10:00"}}', "bare_json"),
 }
 
 
@@ -105,8 +108,8 @@ def test_a_call_of_a_tool_nobody_offered_is_a_call_the_agent_can_refuse(case, ch
 def test_prose_is_released_as_soon_as_it_cannot_be_a_call():
     parser = ModelOutputParser("hermes_json", SCHEMAS)
     assert parser.feed("{") == [] and parser.feed('"name": "cal') == []  # could still be a call
-    shown = parser.feed(" x")  # no tool's name has a space
-    assert "".join(event.text for event in shown) == '{"name": "cal x'
+    shown = parser.feed("!")  # no name, offered or invented, has a "!"
+    assert "".join(event.text for event in shown) == '{"name": "cal!'
     parser = ModelOutputParser("hermes_json", SCHEMAS)
     assert "".join(event.text for event in parser.feed("```py")) == "```py"
 

@@ -15,14 +15,16 @@ on them only at the start of the output):
   with the object, or with a fence line "```" or "```json" (spaces allowed before its
   newline) and then the object;
 - the object's first key is "name", and its value names an offered tool, or names a tool
-  nobody offered (letters, digits, "_", "-", ".") while the object also has "arguments" (or
-  "parameters"): a model inventing `calculate_units` wrote a call, and the agent answers it
-  with an error naming the closest offered tools, so the model can try again; shown to the
-  person as a code block, it would end the turn with no answer;
+  nobody offered (letters, digits, "_", "-", "." and spaces) while the object also has
+  "arguments" (or "parameters"): a model inventing `calculate_units` wrote a call, and the
+  agent answers it (an error naming the closest offered tools, or the same question asked again
+  with calls forbidden); shown to the person as a code block, it would end the turn with no
+  answer. Spaces count: asked who wrote Pride and Prejudice, Qwen2.5-Coder-0.5B replied
+  `{"name": "Pride and Prejudice", "arguments": {...}}`;
 - after the object comes only whitespace, or, in a fence, whitespace, the closing "```"
   (which the end of the output may cut short) and whitespace.
 Anything else is prose: JSON in the middle of a sentence, a fenced block with prose before or
-after it, an object with an unknown name and no arguments (JSON data: `{"name": "Alice",
+after it, an object with an unknown name and no arguments (JSON data: `{"name": "Alice Smith",
 "age": 31}`), a second object. A reply that reads as a call of an offered tool but does not
 decode (`arguments` not an object, broken JSON) is a call with `error` set, reported to the
 model like any malformed call; one cut off by the end of the output is a call cut off (an
@@ -30,7 +32,7 @@ invented one that does not decode, or is cut off, stays prose).
 
 Until it is decided, the reply is held back: shown neither as text nor as a forming call, so
 nothing is shown and then taken back. Prose gives itself away within a few characters (a "{"
-not followed by "name", a name with a space, a ```python fence); a call is known only at the
+not followed by "name", a name with a "!", a ```python fence); a call is known only at the
 end of the output.
 
 OPENING_STATES spells the opening, up to the name's first quote, as a small automaton: read
@@ -49,7 +51,7 @@ WHITESPACE = " \t\n\r"
 START = "start"
 CUT_OFF = "the tool call was cut off before it was complete"
 FENCE = "```"
-NAME_CHARACTERS = frozenset(string.ascii_letters + string.digits + "_-.")
+NAME_CHARACTERS = frozenset(string.ascii_letters + string.digits + "_-. ")
 MAX_NAME_CHARS = 64
 
 
