@@ -71,6 +71,9 @@ class AgentOptions:
     # "required" or a tool's name (the turn's first reply must call it; later steps are
     # "auto", or the model could never answer), "none" (no call) or "off" (unconstrained).
     tool_calls: str = "auto"
+    # Whatever the temperature, the runtime picks a call's tokens and the reply's choice between
+    # words and a call greedily: the temperature varies the words, not which tool runs with what.
+    greedy_calls: bool = True
     # A reply that repeats the previous step's calls exactly (same tools, same arguments) ends the
     # turn without running them again. False runs them (the multi-turn eval: BFCL's harness runs
     # whatever the model calls, until its step limit).
@@ -464,7 +467,8 @@ class Agent:
             prompt = self.render_prompt(({"role": "user", "content": "A"},))
         spec = logits_processor_spec([tool.spec() for tool in self.active_tools()],
                                      self.chat_format.tool_call_format, mode,
-                                     thinking=prompt_leaves_thinking_open(prompt))
+                                     thinking=prompt_leaves_thinking_open(prompt),
+                                     greedy_calls=self.options.greedy_calls)
         return [spec] if spec else []
 
 

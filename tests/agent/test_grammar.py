@@ -298,8 +298,9 @@ def test_tool_calls_are_constrained_by_default_for_a_model_with_a_tool_call_form
     session, host = _session({"tool_call_format": "qwen3_coder_xml", "chat_template_supports_tools": True})
     asyncio.run(session.run_turn("hi"))
     [grammar] = host.generations[0]["logitsProcessors"]
-    expected = logits_processor_spec([tool.spec() for tool in session.agent.active_tools()], "qwen3_coder_xml")
-    assert grammar == expected
+    expected = logits_processor_spec([tool.spec() for tool in session.agent.active_tools()], "qwen3_coder_xml",
+                                     greedy_calls=True)
+    assert grammar == expected and grammar["args"]["greedyCalls"] is True  # calls greedy at any temperature
     assert json.loads(session.logits_processors()) == [expected]  # what warm-up compiles ahead
 
 

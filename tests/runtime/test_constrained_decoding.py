@@ -125,6 +125,25 @@ def test_required_gives_a_valid_call_for_every_seed_at_temperature_one(models, r
 
 
 @pytest.mark.parametrize("key", ["qwen", "smol"])
+def test_greedy_calls_write_the_greedy_call_at_any_temperature(models, runtime_page, key):
+    """args.greedyCalls (the agent's default): a call's tokens, and the reply's choice of one, are
+    picked greedily whatever the temperature, so sampling never changes which tool runs with what.
+    Without it the same seeds write different calls (a random model's second-best tokens)."""
+    model = models[key]
+    spec = logits_processor_spec(BOUNDED_TOOLS, model["toolCallFormat"], "required", greedy_calls=True)
+    options = {"maxTokens": 200, "stopStrings": [CALL_CLOSE]}
+    greedy = _generate(runtime_page, key, model["prompt"], temperature=0, logitsProcessors=[_spec(model, "required")], **options)
+    sampled = runtime_page.evaluate(SEVERAL, {"key": key, "prompt": model["prompt"], "seeds": [1, 2, 3, 4], "options": {
+        **options, "temperature": 1.5, "logitsProcessors": [spec]}})
+    assert sampled == [greedy["text"]] * 4
+    free = runtime_page.evaluate(SEVERAL, {"key": key, "prompt": model["prompt"], "seeds": [1, 2, 3, 4], "options": {
+        **options, "temperature": 1.5, "logitsProcessors": [_spec(model, "required")]}})
+    assert len(set(free)) > 1, free
+    stats = _generate(runtime_page, key, model["prompt"], temperature=1.5, seed=1, logitsProcessors=[spec], **options)["stats"]
+    assert stats["grammarGreedyPicks"] > 0  # the record says how many tokens the call made greedy
+
+
+@pytest.mark.parametrize("key", ["qwen", "smol"])
 def test_a_named_tool_is_the_one_called(models, runtime_page, key):
     model = models[key]
     runs = runtime_page.evaluate(SEVERAL, {"key": key, "prompt": model["prompt"], "seeds": [1, 2, 3], "options": {

@@ -96,23 +96,27 @@ def structural_tag(tools: list[dict], tool_call_format: str, mode: str = "auto",
 
 
 def logits_processor_spec(tools: list[dict], tool_call_format: str | None, mode: str = "auto",
-                          *, thinking: bool = False, dialect: str = "web") -> dict | None:
+                          *, thinking: bool = False, dialect: str = "web", greedy_calls: bool = False) -> dict | None:
     """The generate option entry that constrains tool calls: {"name": "tool-call-grammar",
     "args": {"structuralTag", "notes"}}, or None for mode "off" or a model without a tool
     call format. tools: the JSON tool schemas given to the chat template. mode: "auto" |
     "required" | "none" | "off" | an offered tool's name. thinking: the prompt left <think>
     open (Qwen3.5 with thinking on), so a required call comes after </think>. dialect: "web"
-    (the model worker's xgrammar) or "pypi" (PyPI xgrammar, to check the grammar under CPython)."""
+    (the model worker's xgrammar) or "pypi" (PyPI xgrammar, to check the grammar under CPython).
+    greedy_calls: the runtime picks a call's tokens, and the reply's choice of one, greedily
+    whatever the temperature (web/runtime/grammar/call-span.js)."""
     if mode == "off" or tool_call_format is None:
         return None
     # The agent asks again at every step with the same tools: built once per tool set.
-    key = json.dumps([tools, tool_call_format, mode, thinking, dialect], sort_keys=True, default=repr)
+    key = json.dumps([tools, tool_call_format, mode, thinking, dialect, greedy_calls], sort_keys=True, default=repr)
     if key not in _built:
         tag, notes = structural_tag(tools, tool_call_format, mode, thinking, dialect)
         args = {"structuralTag": tag, "notes": notes}
         watch = untagged_call(tools, tool_call_format, mode, thinking, dialect)
         if watch is not None:
             args["untaggedCall"] = watch
+        if greedy_calls:
+            args["greedyCalls"] = True
         _built[key] = json.dumps({"name": PROCESSOR_NAME, "args": args})
         while len(_built) > _MAX_BUILT:
             del _built[next(iter(_built))]

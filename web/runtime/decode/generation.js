@@ -133,6 +133,7 @@ async function runGeneration(loaded, promptIds, options, processors, hooks) {
   const detokenizer = new StreamingDetokenizer(tokenizer);
   const stops = new StopStringFilter(options.stopStrings);
   const seen = promptIds.slice();
+  const greedyOptions = {...options, temperature: 0};  // where a processor asks for it (a tool call's tokens)
   let generatedTokens = 0;
   let stopReason = StopReasons.MAX_TOKENS;
   const decodeStarted = performance.now();
@@ -147,10 +148,11 @@ async function runGeneration(loaded, promptIds, options, processors, hooks) {
       if (pending) await pending;  // only processors that need it (a grammar's mask) cost an await
     }
     applyRepetitionPenalty(logits, seen, options.repetitionPenalty);
-    let tokenId = sampleToken(logits, options, rng);
+    const picking = processors.some((processor) => processor.greedyNext) ? greedyOptions : options;
+    let tokenId = sampleToken(logits, picking, rng);
     while (!(await acceptedByAll(processors, tokenId))) {
       logits[tokenId] = -Infinity;  // a processor took it back (it would lead its grammar nowhere)
-      tokenId = sampleToken(logits, options, rng);
+      tokenId = sampleToken(logits, picking, rng);
     }
     generatedTokens++;
     times.mark("sample");

@@ -30,6 +30,10 @@
 // without tags (untagged-call.js); once one is known, that call's own matcher takes over from
 // the structural tag's for the rest of the reply. A token that completes such an opening but
 // could not continue the call is refused like any other. No tokens are guessed while watching.
+//
+// With args.greedyCalls, the tokens that decide on a call or write one are picked greedily
+// whatever the temperature (call-span.js): the processor says so in greedyNext, after process.
+import {CallSpan, callTagsOf} from "./call-span.js";
 import {grammarEngineFor} from "./xgrammar-engine.js";
 import {applyTokenBitmask} from "./token-bitmask.js";
 import {UntaggedCallWatch, checkUntaggedCallArgs} from "./untagged-call.js";
@@ -40,6 +44,7 @@ import {UntaggedCallWatch, checkUntaggedCallArgs} from "./untagged-call.js";
  *                                   an untagged call object at the reply's start: py/botpsy_agent/grammar/reply_openings.py)
  * @property {string[]} [notes]      what the grammar leaves unconstrained, and why
  * @property {import("./untagged-call.js").UntaggedCallArgs} [untaggedCall]  a call opened without tags (Hermes JSON)
+ * @property {boolean} [greedyCalls]  pick the tokens of a call, and the reply's choice of one, greedily
  */
 
 const notesShown = new Set();
@@ -58,6 +63,9 @@ export async function createToolCallGrammar(args, {tokenizer, manifest, vocabSiz
     console.info(`botpsy: tool-call grammar leaves a value unconstrained: ${note}`);
   }
   const untaggedArgs = args.untaggedCall === undefined ? null : checkUntaggedCallArgs(args.untaggedCall);
+  if (args.greedyCalls !== undefined && typeof args.greedyCalls !== "boolean") {
+    throw new TypeError(`tool-call-grammar: args.greedyCalls must be true or false, got ${JSON.stringify(args.greedyCalls)}`);
+  }
   const engine = await grammarEngineFor(tokenizer, {vocabSize, stopTokenIds: manifest.eos_token_ids ?? []});
   const {compiled, compileMs} = await engine.compileStructuralTag(JSON.stringify(structuralTag));
   const matcher = await engine.createMatcher(compiled);
@@ -73,14 +81,15 @@ export async function createToolCallGrammar(args, {tokenizer, manifest, vocabSiz
     }
     untagged = {watch: new UntaggedCallWatch(untaggedArgs, (id) => tokenizer.decode([id])), createCallMatcher};
   }
+  const span = args.greedyCalls ? new CallSpan(callTagsOf(structuralTag), (id) => tokenizer.decode([id])) : null;
   const grammar = new ToolCallGrammar(matcher, new Set(manifest.eos_token_ids ?? []), compileMs + callCompileMs,
-                                      engine.setupMs, untagged);
+                                      engine.setupMs, untagged, span);
   grammar.quickPicks = greedy && args.everyMask !== true;
   return grammar;
 }
 
 class ToolCallGrammar {
-  constructor(matcher, stopIds, compileMs, engineSetupMs, untagged = null) {
+  constructor(matcher, stopIds, compileMs, engineSetupMs, untagged = null, span = null) {
     this.matcher = matcher;
     this.watch = untagged?.watch ?? null;       // the reply's start, while it may be an untagged call
     this.createCallMatcher = untagged?.createCallMatcher ?? null;  // null: such a call is refused
@@ -99,6 +108,16 @@ class ToolCallGrammar {
     this.masksSkipped = 0;
     this.compileMs = compileMs;
     this.engineSetupMs = engineSetupMs;  // the vocabulary's table, once per loaded model
+    this.span = span;         // args.greedyCalls: the reply's text, to know where a call is decided or written
+    this.greedyNext = false;  // the next token is to be picked greedily (set by process)
+    this.greedyPicks = 0;
+  }
+
+  /** Whether the next token decides on a call or belongs to one (args.greedyCalls only). */
+  #decidingOrCalling() {
+    if (!this.span) return false;
+    if (this.callMatcher || (this.createCallMatcher && this.watch?.watching)) return true;  // an untagged call
+    return this.span.decidingOrCalling;
   }
 
   /** The matcher in charge: the untagged call's once it is known, else the structural tag's. */
@@ -109,6 +128,8 @@ class ToolCallGrammar {
   /** Masks what the grammar does not allow next. Returns a promise (the library's mask is async). */
   async process(logits) {
     this.unmasked = null;
+    this.greedyNext = this.#decidingOrCalling();
+    if (this.greedyNext) this.greedyPicks++;
     if (this.active.isTerminated()) return;  // after the stop token: no mask may be asked
     const started = performance.now();
     if (this.quickPicks && !this.nextMask) {
@@ -137,7 +158,10 @@ class ToolCallGrammar {
   async accept(tokenId) {
     const verdict = await this.#accept(tokenId);
     if (verdict === false && this.unmasked) await this.#maskAfterAll();
-    else if (verdict) this.recent = [tokenId, ...this.recent.filter((id) => id !== tokenId)].slice(0, 8);
+    else if (verdict) {
+      this.recent = [tokenId, ...this.recent.filter((id) => id !== tokenId)].slice(0, 8);
+      this.span?.push(tokenId);
+    }
     return verdict;
   }
 
@@ -166,6 +190,7 @@ class ToolCallGrammar {
 
   /** Takes back the last accepted token (another processor refused it). */
   unaccept() {
+    this.span?.pop();
     if (this.lastAccept === "switched") {
       this.callMatcher.dispose();
       this.callMatcher = null;
@@ -251,7 +276,7 @@ class ToolCallGrammar {
     return {grammarCompileMs: round(this.compileMs), grammarMaskMs: round(this.maskMs), grammarMasks: this.masks,
             grammarRefusedTokens: this.refused, grammarEngineSetupMs: round(this.engineSetupMs),
             grammarMasksSkipped: this.masksSkipped,
-            grammarUntaggedCalls: this.untaggedCalls};
+            grammarUntaggedCalls: this.untaggedCalls, grammarGreedyPicks: this.greedyPicks};
   }
 
   dispose() {
