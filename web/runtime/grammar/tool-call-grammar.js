@@ -81,7 +81,8 @@ export async function createToolCallGrammar(args, {tokenizer, manifest, vocabSiz
     }
     untagged = {watch: new UntaggedCallWatch(untaggedArgs, (id) => tokenizer.decode([id])), createCallMatcher};
   }
-  const span = args.greedyCalls ? new CallSpan(callTagsOf(structuralTag), (id) => tokenizer.decode([id])) : null;
+  // Greedy decoding picks every token greedily already: no span to follow then.
+  const span = args.greedyCalls && !greedy ? new CallSpan(callTagsOf(structuralTag), (id) => tokenizer.decode([id])) : null;
   const grammar = new ToolCallGrammar(matcher, new Set(manifest.eos_token_ids ?? []), compileMs + callCompileMs,
                                       engine.setupMs, untagged, span);
   grammar.quickPicks = greedy && args.everyMask !== true;
