@@ -17,7 +17,7 @@
 // Bump VERSION to ship a new app version: the next visit installs it, deletes the old
 // app cache, and leaves stored models alone.
 
-const VERSION = "2026-12-05.2";
+const VERSION = "2026-12-06.1";
 const APP_CACHE = `botpsy-app-${VERSION}`;
 const APP_CACHE_PREFIX = "botpsy-app-";
 const INDEX_CACHE = "botpsy-model-index";
@@ -52,6 +52,7 @@ const PRECACHE = [
   "web/runtime/state/shipped-prompt-state.js",
   "web/runtime/storage/cache-api.js", "web/runtime/storage/model-files.js", "web/runtime/storage/opfs.js",
   "web/runtime/storage/sha256.js",
+  "web/runtime/grammar/call-span.js",
   "web/runtime/grammar/token-bitmask.js", "web/runtime/grammar/tool-call-grammar.js",
   "web/runtime/grammar/untagged-call.js", "web/runtime/grammar/xgrammar-engine.js",
   "web/agent/agent-host.js", "web/agent/agent-worker.js", "web/agent/rpc-channel.js", "web/agent/approvals.js",

@@ -94,7 +94,8 @@ def test_the_prompt_is_the_agents_rendering_of_the_cases_tools_and_messages(qwen
         assert case.messages[-1]["content"] in rendered.prompt
         # constrained: what the agent asks the runtime for with toolCalls "auto"
         assert rendered.constrained_processors == [logits_processor_spec(
-            rendered.tool_specs, chat_format.tool_call_format, "auto")]
+            rendered.tool_specs, chat_format.tool_call_format, "auto",
+            greedy_calls=AgentOptions().greedy_calls)]
         assert rendered.constrained_processors[0]["name"] == "tool-call-grammar"
     assert "<tools>" in render_case(hermes_format, case).prompt  # the Hermes fallback teaches the tools
 
