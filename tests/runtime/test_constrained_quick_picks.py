@@ -103,3 +103,20 @@ def test_sampling_masks_every_step(models, runtime_page):
     spec = logits_processor_spec(BOUNDED_TOOLS, model["toolCallFormat"], "required")
     sampled = _run(runtime_page, "qwen", model["prompt"], [spec], temperature=1.0, seed=3, maxTokens=16)
     assert sampled["stats"]["grammarMasksSkipped"] == 0 and sampled["stats"]["grammarMasks"] > 0
+
+
+@pytest.mark.parametrize("key", ["qwen", "smol"])
+def test_a_call_picked_greedily_while_sampling_skips_masks_as_greedy_does(models, runtime_page, key):
+    """greedyCalls (the agent's default) at temperature > 0: the call's tokens are picked greedily,
+    so its steps skip the mask where the best token fits, as greedy decoding does; the tokens are
+    those of every mask."""
+    model = models[key]
+    spec = logits_processor_spec(BOUNDED_TOOLS, model["toolCallFormat"], "required", greedy_calls=True)
+    reference = _run(runtime_page, key, model["prompt"], [_every_mask(spec)], temperature=1.0, seed=3)
+    quick = _run(runtime_page, key, model["prompt"], [spec], temperature=1.0, seed=3)
+    assert quick["tokens"] == reference["tokens"]
+    assert reference["stats"]["grammarMasksSkipped"] == 0
+    assert quick["stats"]["grammarGreedyPicks"] > 0
+    if key == "smol":  # real weights: their best tokens fit the grammar (tiny-qwen3.5's random ones rarely do)
+        assert quick["stats"]["grammarMasksSkipped"] > 0
+        assert quick["stats"]["grammarMasks"] < reference["stats"]["grammarMasks"]

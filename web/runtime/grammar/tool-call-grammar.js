@@ -33,6 +33,8 @@
 //
 // With args.greedyCalls, the tokens that decide on a call or write one are picked greedily
 // whatever the temperature (call-span.js): the processor says so in greedyNext, after process.
+// Those steps skip masks as greedy decoding does, so a call written while sampling prose costs
+// what a greedy one costs; the steps that sample still mask (cheap outside a call's strings).
 import {CallSpan, callTagsOf} from "./call-span.js";
 import {grammarEngineFor} from "./xgrammar-engine.js";
 import {applyTokenBitmask} from "./token-bitmask.js";
@@ -85,7 +87,8 @@ export async function createToolCallGrammar(args, {tokenizer, manifest, vocabSiz
   const span = args.greedyCalls && !greedy ? new CallSpan(callTagsOf(structuralTag), (id) => tokenizer.decode([id])) : null;
   const grammar = new ToolCallGrammar(matcher, new Set(manifest.eos_token_ids ?? []), compileMs + callCompileMs,
                                       engine.setupMs, untagged, span);
-  grammar.quickPicks = greedy && args.everyMask !== true;
+  grammar.everyMask = args.everyMask === true;
+  grammar.quickPicks = greedy && !grammar.everyMask;
   return grammar;
 }
 
@@ -103,6 +106,7 @@ class ToolCallGrammar {
     this.untaggedCalls = 0;  // calls opened without tags that the grammar took over
     this.nextMask = null;  // the mask after the last accepted token, computed by accept
     this.quickPicks = false;  // greedy: mask only when the best token is refused (see the top)
+    this.everyMask = false;   // args.everyMask: never skip a mask (to compare against)
     this.unmasked = null;     // this step's logits, left unmasked by a quick pick
     this.probes = [];         // tokens that likely fit after the next accepted one
     this.recent = [];         // the last tokens accepted
@@ -121,6 +125,12 @@ class ToolCallGrammar {
     return this.span.decidingOrCalling;
   }
 
+  /** This step's token is picked greedily (greedy decoding, or a call's token under greedyCalls):
+   * then the mask is computed only when the best token is refused. Sampling needs every mask. */
+  #picksGreedily() {
+    return this.quickPicks || (this.greedyNext && this.everyMask !== true);
+  }
+
   /** The matcher in charge: the untagged call's once it is known, else the structural tag's. */
   get active() {
     return this.callMatcher ?? this.matcher;
@@ -133,7 +143,8 @@ class ToolCallGrammar {
     if (this.greedyNext) this.greedyPicks++;
     if (this.active.isTerminated()) return;  // after the stop token: no mask may be asked
     const started = performance.now();
-    if (this.quickPicks && !this.nextMask) {
+    const quick = this.#picksGreedily();
+    if (quick && !this.nextMask) {
       const best = argmax(logits);
       this.probes = [best, ...secondBest(logits, best)];
       if (!this.stopIds.has(best) && this.active.acceptToken(best)) {
@@ -147,7 +158,7 @@ class ToolCallGrammar {
     const mask = this.nextMask ?? await this.active.getNextTokenBitmask();
     this.nextMask = null;
     applyTokenBitmask(logits, mask);
-    if (this.quickPicks) {  // the best allowed tokens: likely to fit after the one picked, too
+    if (quick) {  // the best allowed tokens: likely to fit after the one picked, too
       const best = argmax(logits);
       this.probes = [best, ...secondBest(logits, best)];
     }
@@ -227,7 +238,7 @@ class ToolCallGrammar {
     }
     if (matcher.isTerminated()) return true;
     const started = performance.now();
-    if (this.quickPicks && this.#anyProbeFits(matcher)) {
+    if (this.#picksGreedily() && this.#anyProbeFits(matcher)) {
       this.maskMs += performance.now() - started;
       return true;  // something can follow: the next step's pick is checked on its own
     }
