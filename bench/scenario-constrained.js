@@ -43,10 +43,11 @@ export async function start({folderUrl, backend, dtype, prefix, spec}) {
           engineSetupMs: first.stats.grammarEngineSetupMs};
 }
 
-/** One greedy run of maxTokens tokens, constrained (spec) or free (spec null); draftTokens as in generate. */
-export async function decode({prompt, spec, maxTokens, draftTokens}) {
+/** One run of maxTokens tokens, constrained (spec) or free (spec null): greedy, or sampled at
+ * `temperature` from `seed`; draftTokens as in generate. */
+export async function decode({prompt, spec, maxTokens, draftTokens, temperature = 0, seed}) {
   const {tokens, tokenIds, text, stats} = await run(prompt, {
-    maxTokens, temperature: 0, stopOnEos: false, reusePrefix: true, draftTokens, logitsProcessors: spec ? [spec] : []});
+    maxTokens, temperature, seed, stopOnEos: false, reusePrefix: true, draftTokens, logitsProcessors: spec ? [spec] : []});
   return {tokens, tokenIds, text, decodeMs: stats.decodeMs, tokensPerSecond: stats.tokensPerSecond,
           maskMs: stats.grammarMaskMs ?? 0, masks: stats.grammarMasks ?? 0, masksSkipped: stats.grammarMasksSkipped ?? 0, draftedTokens: stats.draftedTokens,
           acceptedDraftTokens: stats.acceptedDraftTokens, decodePhaseMs: stats.decodePhaseMs};

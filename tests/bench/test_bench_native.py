@@ -79,3 +79,9 @@ def test_one_bench_run_measures_ours_and_native_and_reports_the_shares(tiny_fold
     assert report["ratios"]["decode_vs_native"] == pytest.approx(
         engines["botpsy"]["decode_tok_s"] / engines["native"]["decode_tok_s"])
     assert "prefill_vs_native" in result.stdout.splitlines()[-2]
+    # the constrained scenario at the page's temperature: the same seeded tokens with or without every mask
+    ours = engines["botpsy"]
+    assert ours["constrained_same_tokens_sampled_every_mask"] is True
+    for key in ("constrained_decode_tok_s_sampled", "constrained_decode_tok_s_sampled_every_mask",
+                "constrained_free_decode_tok_s_sampled"):
+        assert ours[key] > 0, key
