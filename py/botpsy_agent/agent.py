@@ -38,7 +38,7 @@ from .parsing import ModelOutputParser
 from .provenance import ProvenanceStore, stored_data_source
 from .results import cap_length, error_text, result_text
 from .safety import (NETWORK_TOOLS, confirmation_reason, mark_untrusted, marking_notice_in, network_refusal,
-                     without_special_tokens)
+                     reads_personal_data, without_special_tokens)
 from .tooling import Tool, ToolContext, ToolError
 from .validation import check_arguments
 
@@ -174,7 +174,8 @@ class Agent:
         self.conversation.add({"role": "user", "content": user_text})
         # Untrusted text read in an earlier turn is still in the prompt: it still counts.
         earlier = self.conversation.untrusted_source()
-        turn = {"read_untrusted": earlier is not None, "untrusted_source": earlier}
+        turn = {"read_untrusted": earlier is not None, "untrusted_source": earlier,
+                "personal_data": self.conversation.holds_personal_data()}
         if reset_cancel:
             self._cancelled = False
         prompt, output = None, ""
@@ -376,7 +377,7 @@ class Agent:
         problem = self._problem_with(call, tool)
         arguments = call.arguments
         if problem is None:
-            reason = confirmation_reason(tool, self.pre_approved, turn["read_untrusted"])
+            reason = confirmation_reason(tool, self.pre_approved, turn["read_untrusted"], turn["personal_data"])
             if reason:
                 request = {"id": call_id, "name": tool.name, "arguments": arguments,
                            "reason": reason, "description": tool.description}
@@ -389,7 +390,7 @@ class Agent:
                     issues = check_arguments(arguments, tool.parameters)
                     problem = f"Error: InvalidArguments: {'; '.join(issues)}" if issues else None
         started = time.monotonic()
-        source, provenance = None, {}
+        source, provenance, read_personal = None, {}, False
         if problem is None:
             # What this call stores is marked when the turn is untrusted; marked records it reads
             # make the turn untrusted, like a file would.
@@ -406,6 +407,8 @@ class Agent:
                 source = f"the tool {tool.name}"
             elif store.read_from:  # an error may quote a marked record too
                 source = stored_data_source(store.read_from)
+            read_personal = reads_personal_data(tool, store.records_read)
+            turn["personal_data"] = turn["personal_data"] or read_personal
             if source:
                 turn["read_untrusted"] = True
                 turn["untrusted_source"] = turn["untrusted_source"] or source
@@ -417,6 +420,7 @@ class Agent:
         untrusted = source is not None
         self.conversation.add({"role": "tool", "tool_call_id": call_id, "name": call.name or "",
                                "content": output, "untrusted": untrusted,
+                               **({"personal_data": True} if read_personal else {}),
                                **({"untrusted_source": source} if source else {})})
         yield {"type": "tool_result", "id": call_id, "name": call.name, "ok": ok, "result": output,
                "duration_ms": duration_ms, "untrusted": untrusted, **provenance}

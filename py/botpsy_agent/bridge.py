@@ -138,7 +138,8 @@ def host_tool(host: Any, spec: dict) -> Tool:
     return Tool.from_json_schema(name, spec.get("description", ""),
                                  spec.get("parameters") or {"type": "object", "properties": {}},
                                  handler, side_effects=bool(spec.get("side_effects", True)),
-                                 untrusted_output=bool(spec.get("untrusted_output", False)))
+                                 untrusted_output=bool(spec.get("untrusted_output", False)),
+                                 sends_elsewhere=True)
 
 
 def emit_to(host: Any):

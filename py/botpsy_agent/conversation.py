@@ -44,6 +44,11 @@ class Conversation:
         """True once any tool result from a third party is part of the conversation."""
         return any(message.get("untrusted") for message in self.messages)
 
+    def holds_personal_data(self) -> bool:
+        """True once any tool result read the person's own stored data (notes, to-dos, events,
+        files), or came from a restored conversation (which may hold any of it)."""
+        return any(message.get("personal_data") for message in self.messages)
+
     def untrusted_source(self) -> str | None:
         """Where the first third-party text in the conversation came from ("the tool files_read"),
         or None while it holds none."""
@@ -115,6 +120,7 @@ def _as_restored(message: dict, special_tokens: tuple[str, ...]) -> dict:
     if message["role"] == "tool":
         source = message.get("untrusted_source") if message.get("untrusted") else None
         message["untrusted"] = True
+        message["personal_data"] = True
         message["untrusted_source"] = (source if isinstance(source, str) and source
                                        else f"a restored conversation (the tool {message.get('name') or 'unknown'})")
     return message

@@ -64,16 +64,20 @@ class ProvenanceStore(Store):
     """The store as one tool call sees it.
 
     untrusted_source: what made the current turn untrusted ("the tool files_read"), or None for
-    a trusted turn. After the call, `read_from` lists the sources of the marked records it read
-    and `stamped` counts the records it stored marked."""
+    a trusted turn. After the call, `read_from` lists the sources of the marked records it read,
+    `records_read` counts every record it read (the person's own data, marked or not) and
+    `stamped` counts the records it stored marked."""
 
     def __init__(self, inner: Store, untrusted_source: str | None):
         self.inner = inner
         self.untrusted_source = untrusted_source
         self.read_from: list[str] = []
+        self.records_read = 0
         self.stamped = 0
 
     def _notice(self, value: Any) -> Any:
+        if value is not None:
+            self.records_read += 1
         mark = mark_of(value)
         if mark is not None:
             source = str(mark.get("source") or "untrusted content")

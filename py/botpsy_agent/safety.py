@@ -6,6 +6,10 @@ Rules (issue 5):
   pre-approve specific host tools, but once the turn has read untrusted content
   every side-effecting call needs confirmation again;
 - network tools run only when the user enabled the network, and each call is confirmed;
+- a tool whose arguments leave the page (a host page's tool, read-only or pre-approved) is
+  confirmed once the conversation holds the person's own data (anything read from their notes,
+  to-dos, calendar or files): the model may be copying that data into its arguments, by mistake
+  or because something it read told it to;
 - a tool that reads third-party content is untrusted in what it returns and in its errors
   (an error can quote what it read: a file's name, a server's answer);
 - no tool result, trusted or not, keeps the tokenizer's added tokens;
@@ -30,10 +34,15 @@ _FAKE_BLOCK_MARK = re.compile(r"<<(\s*(?:end\s+of\s+)?untrusted)", re.IGNORECASE
 ZERO_WIDTH_SPACE = "\u200b"
 
 
-def confirmation_reason(tool, pre_approved: set[str], turn_read_untrusted: bool) -> str | None:
-    """Why this call needs the user's approval, or None when it may run at once."""
+def confirmation_reason(tool, pre_approved: set[str], turn_read_untrusted: bool,
+                        holds_personal_data: bool = False) -> str | None:
+    """Why this call needs the user's approval, or None when it may run at once.
+    holds_personal_data: the conversation has read the person's stored data."""
     if tool.name in NETWORK_TOOLS:
         return "it reaches the network"
+    if tool.sends_elsewhere and holds_personal_data:
+        return ("it sends what the model wrote to the page you are on, and this conversation "
+                "has read your own data")
     if not tool.side_effects:
         return None
     if turn_read_untrusted:
@@ -41,6 +50,15 @@ def confirmation_reason(tool, pre_approved: set[str], turn_read_untrusted: bool)
     if tool.name in pre_approved:
         return None
     return "it has side effects"
+
+
+def reads_personal_data(tool, records_read: int) -> bool:
+    """Whether a call that ran read the person's own data: any record from their storage, or the
+    text of their files (a built-in tool that reads third-party text). A host page's tool and the
+    network read nothing of theirs."""
+    if tool.sends_elsewhere or tool.name in NETWORK_TOOLS:
+        return False
+    return records_read > 0 or tool.untrusted_output
 
 
 def network_refusal(tool, allow_network: bool) -> str | None:

@@ -104,6 +104,9 @@ class Tool:
     side_effects: bool = False
     untrusted_output: bool = False
     takes_context: bool = False
+    # Its arguments leave this page: a host page's tool (its own JavaScript, or one it registered
+    # through WebMCP) receives what the model wrote, whatever the page may then do with it.
+    sends_elsewhere: bool = False
     # Python tools: argument name -> type hint (to build Enum members etc.).
     # None for JSON-schema (host) tools, whose handler takes the arguments dict.
     hints: dict[str, Any] | None = field(default=None, repr=False)
@@ -111,7 +114,7 @@ class Tool:
     @classmethod
     def from_json_schema(cls, name: str, description: str, parameters: dict,
                          handler: Callable[[dict], Any], side_effects: bool = False,
-                         untrusted_output: bool = False) -> "Tool":
+                         untrusted_output: bool = False, sends_elsewhere: bool = False) -> "Tool":
         """A tool defined elsewhere (a host page's JavaScript): handler(arguments) -> result."""
         if not isinstance(name, str) or not name.replace("_", "").replace("-", "").isalnum():
             raise ValueError(f"tool name must be letters, digits, '_' or '-', got {name!r}")
@@ -121,7 +124,7 @@ class Tool:
         _check_parameter_names(name, parameters)
         return cls(name=name, description=description or "", parameters=parameters,
                    handler=handler, side_effects=side_effects,
-                   untrusted_output=untrusted_output)
+                   untrusted_output=untrusted_output, sends_elsewhere=sends_elsewhere)
 
     async def call(self, ctx: ToolContext, arguments: dict) -> Any:
         """Run the tool with already validated JSON arguments."""
