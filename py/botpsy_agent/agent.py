@@ -36,7 +36,8 @@ from .grammar import logits_processor_spec
 from .now_line import now_line
 from .parsing import ModelOutputParser
 from .provenance import ProvenanceStore, stored_data_source
-from .results import cap_length, error_text, result_text
+from .results import DENIED, cap_length, error_text, result_text
+from .results_in_words import result_in_words
 from .safety import (NETWORK_TOOLS, confirmation_reason, mark_untrusted, marking_notice_in, network_refusal,
                      reads_personal_data, without_special_tokens)
 from .tooling import Tool, ToolContext, ToolError
@@ -57,7 +58,6 @@ async def deny_everything(request: dict) -> dict:
 AFTER_RESULTS = "Using the result above, answer my question in plain words (or call another tool if you still need one)."
 AFTER_ERRORS = "The tool reported an error above: correct the call and try again, or answer my question in plain words."
 AFTER_DENIAL = "I did not allow that. Answer me in plain words (or call a different tool if my request needs one)."
-DENIED = "Error: Denied:"
 
 
 @dataclass
@@ -240,9 +240,10 @@ class Agent:
                     calls = [(f"call_{len(self.conversation.messages)}_{index}", call)
                              for index, call in enumerate(parser.calls)]
                 else:
-                    text = _words_of(answer.text) or self._words_from_results()
-                    self.conversation.add_assistant(text, answer.thinking, [])
-                    yield self._final(text, step, answered_from_results=True)
+                    words = _words_of(answer.text)
+                    shown, kept = (words, words) if words else self._results_as_answer()
+                    self.conversation.add_assistant(kept, answer.thinking, [])
+                    yield self._final(shown, step, answered_from_results=True)
                     return
             offered = {tool.name for tool in self.active_tools()}
             if calls and self.options.words_after_invented_tool and not any(c.name in offered for _, c in calls):
@@ -252,9 +253,10 @@ class Agent:
             previous_calls = parser.calls
             if not calls:
                 # our own line copied back is not the model's answer: the person sees what the turn got
-                text = self._words_from_results() if _copies_the_agent(parser.text) else parser.text.strip()
-                self.conversation.add_assistant(text, parser.thinking, [])
-                yield self._final(text, step)
+                words = parser.text.strip()
+                shown, kept = self._results_as_answer() if _copies_the_agent(parser.text) else (words, words)
+                self.conversation.add_assistant(kept, parser.thinking, [])
+                yield self._final(shown, step)
                 return
             self.conversation.add_assistant(parser.text, parser.thinking, calls)
             results_from = len(self.conversation.messages)
@@ -305,10 +307,12 @@ class Agent:
             return
         answer = answered[0]
         names = ", ".join(dict.fromkeys(repr(call.name) for _, call in calls))
-        text = ((_words_of(answer.text) if not answer.calls else "") or self._words_from_results()
-                or f"I have no tool for that (there is no tool named {names}).")
-        self.conversation.add_assistant(text, answer.thinking, [])
-        yield self._final(text, step, answered_without_tools=True)
+        words = _words_of(answer.text) if not answer.calls else ""
+        shown, kept = (words, words) if words else self._results_as_answer()
+        if not shown:
+            shown = kept = f"I have no tool for that (there is no tool named {names})."
+        self.conversation.add_assistant(kept, answer.thinking, [])
+        yield self._final(shown, step, answered_without_tools=True)
 
     async def _answer_from_results(self, prompt: str, answered: list,
                                    reason: str = "the model repeated its previous calls") -> AsyncIterator[dict]:
@@ -343,9 +347,11 @@ class Agent:
         failed = contents and all(content.startswith("Error:") for content in contents)
         return self.options.after_errors if failed else self.options.after_results
 
-    def _words_from_results(self) -> str:
+    def _results_as_answer(self) -> tuple[str, str]:
         """When the model has no words of its own: the results of this turn's last step that got
-        any that is not an error or empty (else the last step's), as they came."""
+        any that is not an error or empty (else the last step's), as (what the person is shown:
+        results_in_words.py, what the conversation keeps: the results as the model read them,
+        third-party text still marked). Both empty when the turn ran no tool."""
         messages = self.conversation.messages
         start = max((i for i, m in enumerate(messages) if m["role"] == "user" and not m.get("agent_note")), default=-1)
         steps, current = [], []
@@ -357,7 +363,10 @@ class Agent:
         steps += [current] if current else []
         useful = next((step for step in reversed(steps) if not all(map(_failed_or_empty, step))), None)
         chosen = [m for m in useful if not _failed_or_empty(m)] if useful else (steps[-1] if steps else [])
-        return "\n".join(f"{message.get('name') or 'the tool'} returned: {message['content']}" for message in chosen)
+        names = [message.get("name") or "the tool" for message in chosen]
+        shown = "\n".join(result_in_words(name, message["content"]) for name, message in zip(names, chosen))
+        kept = "\n".join(f"{name} returned: {message['content']}" for name, message in zip(names, chosen))
+        return shown, kept
 
     def _next_prompt(self, previous_prompt: str | None, previous_output: str) -> str:
         """First step: the whole conversation. Later steps extend the previous prompt."""
@@ -497,7 +506,7 @@ def _copies_the_agent(text: str) -> bool:
     or part of it) or the notice of marked data. Qwen2.5-Coder-0.5B answered a denial with "I did
     not allow that.", a failed call with the whole note after errors, and a file search with the
     marking's notice; shown as the assistant's answer, each says the opposite of what happened."""
-    flat = " ".join(text.split())
+    flat = " ".join(text.split()).rstrip(" .!")  # a copy of part of a note ends with a full stop of its own
     return (len(flat) >= 12 and any(flat in note for note in _AGENT_NOTES)) or marking_notice_in(flat)
 
 

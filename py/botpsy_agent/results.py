@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+# How a call the person did not allow is answered to the model.
+DENIED = "Error: Denied:"
+
 
 def result_text(result: Any) -> str:
     if isinstance(result, str):

@@ -300,7 +300,7 @@ def test_a_reply_of_only_a_json_literal_is_no_answer_and_the_useful_result_is_sh
     agent = make_agent([xml_call("note_list"), xml_call("note_list"), reply])
     asyncio.run(agent.context.store.put("notes", "milk", {}))
     final = run(agent, "Show my notes")[-1]
-    assert final["answered_from_results"] and final["text"] == 'note_list returned: ["milk"]'
+    assert final["answered_from_results"] and final["text"] == "note_list: - milk"
 
 
 def test_a_renamed_call_written_when_calls_are_forbidden_is_not_run_and_the_useful_result_is_the_answer():
@@ -315,7 +315,7 @@ def test_a_renamed_call_written_when_calls_are_forbidden_is_not_run_and_the_usef
     events = run(agent, "Save milk and show my notes")
     assert [e["name"] for e in of_type(events, "tool_result")] == ["note_add", "note_list"]
     final = events[-1]
-    assert final["answered_from_results"] and final["text"].startswith("note_list returned: ") and "milk" in final["text"]
+    assert final["answered_from_results"] and final["text"] == "note_list: - milk"
 
 
 def test_after_an_error_the_agents_line_asks_to_correct_the_call():
@@ -337,7 +337,8 @@ def test_after_a_denial_the_agents_line_says_so_instead_of_asking_to_correct_the
     assert [m["content"] for m in agent.conversation.messages if m.get("agent_note")] == [AFTER_DENIAL]
 
 
-@pytest.mark.parametrize("copied", ["I did not allow that.", AFTER_DENIAL, "  I did not allow\nthat. Answer me in plain words"])
+@pytest.mark.parametrize("copied", ["I did not allow that.", AFTER_DENIAL, "  I did not allow\nthat. Answer me in plain words",
+                                    "I did not allow that. Answer me in plain words."])
 def test_a_reply_that_copies_the_agents_own_line_is_not_shown_as_the_answer(copied):
     """Qwen2.5-Coder-0.5B answered a denial with the agent's own "I did not allow that.": shown
     as the assistant's words, it reads as the assistant refusing. The person sees what the turn
@@ -347,8 +348,8 @@ def test_a_reply_that_copies_the_agents_own_line_is_not_shown_as_the_answer(copi
 
     agent = make_agent([xml_call("note_delete", title="milk"), copied], confirm=deny)
     final = run(agent, "Delete milk")[-1]
-    assert final["text"].startswith("note_delete returned: Error: Denied")
-    assert agent.conversation.messages[-1]["content"] == final["text"]
+    assert final["text"] == "You did not allow note_delete, so it did not run."
+    assert agent.conversation.messages[-1]["content"].startswith("note_delete returned: Error: Denied")
 
 
 def test_a_reply_that_copies_the_notice_of_marked_data_is_not_the_answer():
@@ -363,8 +364,11 @@ def test_a_reply_that_copies_the_notice_of_marked_data_is_not_the_answer():
                         "instructions: every line starts with '^'."])
     agent.add_tool(web_page)
     final = run(agent, "When are they open?")[-1]
-    # the result as it came (still marked: third-party text is never the assistant's own words)
-    assert final["text"].startswith("web_page returned: <<untrusted") and "^ Opening hours: 9 to 5." in final["text"]
+    # the person reads the page's text; the conversation keeps it marked (third-party text is
+    # never the assistant's own words)
+    assert final["text"] == "web_page: Opening hours: 9 to 5."
+    kept = agent.conversation.messages[-1]["content"]
+    assert kept.startswith("web_page returned: <<untrusted") and "^ Opening hours: 9 to 5." in kept
 
 
 def test_words_that_only_mention_being_denied_stay_the_answer():
@@ -384,7 +388,7 @@ def test_a_model_that_ignores_the_constraint_gets_its_repeat_run_once_then_the_r
     events = run(agent, "What is 1/4?")
     assert [r["result"] for r in of_type(events, "tool_result")] == ["0.25", "0.25"]
     assert len(agent.model.prompts) == 5 and not of_type(events, "error")
-    assert events[-1] == {"type": "final", "text": "divide returned: 0.25", "steps": 3,
+    assert events[-1] == {"type": "final", "text": "divide: 0.25", "steps": 3,
                           "answered_from_results": True}
 
 

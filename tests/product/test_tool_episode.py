@@ -47,6 +47,11 @@ def episode_page(browser, open_guarded_page, app_server, exported_model, agent_b
             tool_call_text("notes_create", title="Invoice", text=HIDDEN_TEXT),
             "Saved the invoice note.",
         ]},
+        {"match": "which notes do I have", "outputs": [
+            tool_call_text("notes_list"),
+            # a small model copying the agent's own line back instead of answering
+            "Using the result above, answer my question in plain words.",
+        ]},
         {"match": "remember the dentist", "outputs": [
             tool_call_text("notes_create", title="Dentist", text="Call the dentist on Friday"),
             "All right, I did not save that.",
@@ -228,3 +233,14 @@ def test_hidden_characters_in_a_call_are_shown_as_escapes_and_approved_exactly(e
     page.get_by_text("Saved the invoice note.").wait_for()
     notes = [json.loads(entry["json"]) for entry in json.loads(stored_values(page)) if entry["collection"] == "notes"]
     assert [note["text"] for note in notes if note["title"] == "Invoice"] == [HIDDEN_TEXT]  # exactly as approved
+
+
+def test_when_the_agent_answers_from_the_results_the_page_shows_that_answer(episode_page):
+    """The model copied the agent's own line instead of answering: the words it streamed give way
+    to the agent's final answer, the turn's results in words, as the final event says."""
+    page = episode_page
+    send(page, "Sorry, which notes do I have?")
+    answer = page.locator(".message.assistant").last.locator(".answer")
+    expect(answer).to_contain_text("notes_list")
+    assert answer.count() == 1 and "Using the result above" not in answer.inner_text()
+    assert answer.inner_text().startswith("notes_list")

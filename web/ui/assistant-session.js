@@ -235,6 +235,7 @@ export class AssistantSession extends EventTarget {
         break;
       }
       case "final":
+        if (!event.cancelled) turn.showFinalAnswer(event.text);
         turn.markUntrustedReads(untrustedReadsOf(event));
         break;
       case "error":

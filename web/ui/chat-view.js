@@ -83,6 +83,7 @@ export class AssistantTurn {
     this.element = el("article", { class: "message assistant", "aria-label": "Assistant replied", "aria-busy": "true" },
       this.body, this.footer);
     this.cards = new Map();
+    this.textNodes = new Map(); // each text part of the record -> its element
     this.current = null; // the text or thinking block being streamed into
     // Until the first words arrive (prefill can take a while on a CPU), say what is happening.
     this.waiting = el("p", { class: "turn-waiting" }, "Reading the conversation…");
@@ -193,6 +194,27 @@ export class AssistantTurn {
     if (this.provenance) this.element.insertBefore(this.provenance, this.footer);
   }
 
+  /**
+   * The agent's final answer (the final event's text). It is the model's streamed words, unless
+   * the agent replaced them: the model had no words of its own (it repeated its calls, or copied
+   * the agent's own line back), so the person gets the turn's results in words. Then the words
+   * streamed after the last tool card give way to it, so the page shows what the agent answered.
+   */
+  showFinalAnswer(text) {
+    const wanted = String(text ?? "").trim();
+    const parts = this.record.parts;
+    const lastCall = parts.findLastIndex((part) => part.type !== "text" && part.type !== "thinking");
+    const streamed = parts.slice(lastCall + 1).filter((part) => part.type === "text");
+    if (!wanted || streamed.map((part) => part.text).join("").trim() === wanted) return;
+    for (const part of streamed) {
+      this.textNodes.get(part)?.remove();
+      parts.splice(parts.indexOf(part), 1);
+      if (this.current?.part === part) this.current = null;
+    }
+    this.appendText(wanted);
+    this.#settleText();
+  }
+
   finish({ stats = null, stopped = false } = {}) {
     this.#stopWaiting();
     this.#closeThinking();
@@ -230,6 +252,7 @@ export class AssistantTurn {
       const part = { type, text: "" };
       this.record.parts.push(part);
       this.current = { part, ...create() };
+      if (type === "text") this.textNodes.set(part, this.current.node);
       this.body.append(this.current.node);
     }
     return this.current;
