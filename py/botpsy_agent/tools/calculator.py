@@ -302,7 +302,7 @@ def _format_plain(value: Number) -> str:
 
 
 def calculate_result(expression: str) -> dict:
-    """The calculator's answer as data: result text, exactness, exact fraction when useful."""
+    """The calculator's answer as data: result text, exactness, the exact fraction of a decimal that repeats."""
     value = evaluate(expression)
     answer = {"expression": expression, "result": _format_plain(value)}
     if isinstance(value, float):
@@ -310,7 +310,9 @@ def calculate_result(expression: str) -> dict:
     else:
         shown_in_full = value.denominator != 1 or value.numerator.bit_length() * 0.30103 < MAX_EXACT_DIGITS
         answer["exact"] = shown_in_full and _decimal_places(value) is not None
-        if value.denominator != 1 and value.denominator.bit_length() < 200:
+        # Only a decimal that never ends gains from its fraction (1/3); beside 0.12675 a model
+        # answered "507/4000" for a tip.
+        if _decimal_places(value) is None and value.denominator.bit_length() < 200:
             answer["fraction"] = f"{value.numerator}/{value.denominator}"
     return answer
 

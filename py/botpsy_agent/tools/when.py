@@ -3,7 +3,8 @@
 Accepted: ISO 8601 ("2026-11-30", "2026-11-30T14:00", "2026-11-30 14:00+01:00",
 "...Z"), a bare time ("14:30", "9:05", "9am", "7:30 pm": today), "now", "today",
 "tomorrow", "yesterday", weekday names ("friday": the next one, today included;
-"next friday": strictly after today), and a day followed by a time
+"next friday": strictly after today; before a date, "friday 11 december", it must be that date's
+weekday), and a day followed by a time
 ("tomorrow 9am", "friday at 14:00", "2026-12-01 9:30") or a time followed by its day
 ("3pm on friday"). Days by name: "december 19th", "19 dec", "the 3rd of march 2027" (the
 coming one when no year is said). Words for times: "noon", "midnight", and parts of a day ("tomorrow
@@ -121,7 +122,28 @@ def _month_day(text: str, today: datetime.date) -> datetime.date | None:
     return day
 
 
+_WEEKDAY_THEN_DATE = re.compile(rf"^(?:on\s+)?({'|'.join(_WEEKDAYS)}),?\s+(?:the\s+)?(\S.*)$")
+
+
+def _named_weekday_date(text: str, today: datetime.date) -> datetime.date | None:
+    """"friday 11 december 2026", "Monday, 2026-12-07": the date, when its weekday is the one
+    named. A weekday that does not match its date is refused with both readings, so the caller can
+    write the one it meant (a model mixes the person's "friday" with today's date)."""
+    match = _WEEKDAY_THEN_DATE.match(text)
+    if not match:
+        return None
+    named, date = match.group(1), _day(match.group(2), today)
+    if date is None or date.weekday() == _WEEKDAYS.index(named):
+        return date
+    coming = _day_word(named, today)
+    raise ToolError(f"{date.day} {date:%B %Y} is a {date:%A}, not a {named.title()}: write the date alone "
+                    f"({date.isoformat()}), or the day alone ({named}, the coming one: {coming.isoformat()})")
+
+
 def _day(text: str, today: datetime.date) -> datetime.date | None:
+    found = _named_weekday_date(text, today)
+    if found is not None:
+        return found
     found = _day_word(text, today)
     if found is not None:
         return found

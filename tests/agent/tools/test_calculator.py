@@ -73,6 +73,11 @@ def test_a_parse_error_shows_a_working_example():
         calculate_result("17 of of 3")
 
 
+def test_a_decimal_that_ends_has_no_fraction_beside_it():
+    answer = calculate_result("84.50 * 15%")
+    assert answer == {"expression": "84.50 * 15%", "result": "12.675", "exact": True}
+
+
 def test_repeating_fraction_keeps_exact_fraction():
     answer = calculate_result("1/3")
     assert answer["fraction"] == "1/3"

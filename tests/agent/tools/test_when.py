@@ -54,6 +54,9 @@ PARIS = get_zone("Europe/Paris")
     ("march 7", "2027-03-07T00:00:00+01:00"),          # past this year: the coming one
     ("18:40 on December 19th", "2026-12-19T18:40:00+01:00"),
     ("december 19th at 6pm", "2026-12-19T18:00:00+01:00"),
+    ("Friday 4 December 2026", "2026-12-04T00:00:00+01:00"),     # a weekday that is the date's
+    ("friday, 4 december 2026 10:00", "2026-12-04T10:00:00+01:00"),
+    ("Monday, 2026-11-30", "2026-11-30T00:00:00+01:00"),
 ])
 def test_readable_forms(written, expected):
     assert parse_datetime(written, PARIS, FIXED_NOW).isoformat() == expected
@@ -105,3 +108,13 @@ def test_has_time_part():
 
 def test_result_is_always_aware():
     assert parse_datetime("today", datetime.timezone.utc, FIXED_NOW).tzinfo is not None
+
+
+def test_a_weekday_that_is_not_its_dates_says_both_readings():
+    """A small model mixed the person's "on friday" with today's date: "friday 30 November 2026 10:00"
+    (a Monday). Neither reading is taken on trust; the error names both, so the next call can."""
+    with pytest.raises(ToolError) as refused:
+        parse_datetime("friday 30 November 2026 10:00", PARIS, FIXED_NOW, "due time")
+    message = str(refused.value)
+    assert "30 November 2026 is a Monday, not a Friday" in message
+    assert "2026-11-30" in message and "friday, the coming one: 2026-12-04" in message
