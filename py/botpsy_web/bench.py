@@ -24,9 +24,11 @@ the requested number of tokens (EOS does not stop it).
 import json
 import os
 import random
+import re
 import signal
 import statistics
 import sys
+import tempfile
 from pathlib import Path
 
 from botpsy_web import bench_constrained, bench_native, bench_returning_visitor, bench_wllama
@@ -416,11 +418,13 @@ def run_bench(folder: Path, backends: str = "auto", dtype: str | None = None, re
     server, base_url = bench_wllama.serve_with_gguf(folder.parent, gguf_path)
     folder_url = f"/models/{folder.name}/"
     try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS)
-            report["browser"] = f"Chromium {browser.version}"
-            context = browser.new_context()
+        with sync_playwright() as playwright, tempfile.TemporaryDirectory(prefix="botpsy-bench-") as profile:
+            # A persistent profile, as a person's browser has: a private (non-persistent) context
+            # refuses to store large files (at 1.5B: wllama's 1.1 GB GGUF, our returning state).
+            context = playwright.chromium.launch_persistent_context(
+                profile, executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS, headless=True)
             probe = BenchPage(context, base_url, "botpsy")
+            report["browser"] = browser_name(probe.page.evaluate("navigator.userAgent"))
             adapter = probe.call("webGpuAdapter")
             isolated = probe.call("crossOriginIsolated")
             probe.page.close()
@@ -446,13 +450,19 @@ def run_bench(folder: Path, backends: str = "auto", dtype: str | None = None, re
                 if runs.interrupted:
                     report["interrupted"] = True
                     break
-            browser.close()
+            context.close()
     finally:
         server.shutdown()
         server.server_close()
     report["machine"]["load_average_at_end"] = list(os.getloadavg())
     report["ratios"] = headline_ratios(report)
     return report
+
+
+def browser_name(user_agent: str) -> str:
+    """'Chromium 156.0.8078.114' from the browser's user agent (a persistent context has no Browser object)."""
+    found = re.search(r"(?:HeadlessChrome|Chrome)/([\d.]+)", user_agent)
+    return f"Chromium {found.group(1)}" if found else "Chromium (version unknown)"
 
 
 def wllama_context_tokens(prompts: BenchPrompts) -> int:
