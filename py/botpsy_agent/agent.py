@@ -240,7 +240,7 @@ class Agent:
                     calls = [(f"call_{len(self.conversation.messages)}_{index}", call)
                              for index, call in enumerate(parser.calls)]
                 else:
-                    words = _words_of(answer.text)
+                    words = self._own_words(answer.text)
                     shown, kept = (words, words) if words else self._results_as_answer()
                     self.conversation.add_assistant(kept, answer.thinking, [])
                     yield self._final(shown, step, answered_from_results=True)
@@ -307,7 +307,7 @@ class Agent:
             return
         answer = answered[0]
         names = ", ".join(dict.fromkeys(repr(call.name) for _, call in calls))
-        words = _words_of(answer.text) if not answer.calls else ""
+        words = self._own_words(answer.text) if not answer.calls else ""
         shown, kept = (words, words) if words else self._results_as_answer()
         if not shown:
             shown = kept = f"I have no tool for that (there is no tool named {names})."
@@ -347,15 +347,33 @@ class Agent:
         failed = contents and all(content.startswith("Error:") for content in contents)
         return self.options.after_errors if failed else self.options.after_results
 
+    def _own_words(self, text: str) -> str:
+        """_words_of, and "" too when the reply only repeats an error one of this turn's tools
+        returned ("Error: Denied: the user did not allow outbox_send ..."): that is the result, not
+        an answer, and the person reads it in words instead (_results_as_answer)."""
+        words = _words_of(text)
+        if words.startswith("Error:") and any(words == str(message.get("content", "")).strip()
+                                                for message in self._turn_results()):
+            return ""
+        return words
+
+    def _turn_messages(self) -> list[dict]:
+        """The messages after the person's last one: this turn's calls, results and the agent's lines."""
+        messages = self.conversation.messages
+        start = max((i for i, m in enumerate(messages) if m["role"] == "user" and not m.get("agent_note")), default=-1)
+        return messages[start + 1:]
+
+    def _turn_results(self) -> list[dict]:
+        """This turn's tool results, in order."""
+        return [message for message in self._turn_messages() if message["role"] == "tool"]
+
     def _results_as_answer(self) -> tuple[str, str]:
         """When the model has no words of its own: the results of this turn's last step that got
         any that is not an error or empty (else the last step's), as (what the person is shown:
         results_in_words.py, what the conversation keeps: the results as the model read them,
         third-party text still marked). Both empty when the turn ran no tool."""
-        messages = self.conversation.messages
-        start = max((i for i, m in enumerate(messages) if m["role"] == "user" and not m.get("agent_note")), default=-1)
         steps, current = [], []
-        for message in messages[start + 1:]:
+        for message in self._turn_messages():
             if message["role"] == "tool":
                 current.append(message)
             elif current:
@@ -492,10 +510,25 @@ _NO_WORDS = {"", "null", "none", "true", "false", "undefined", "nan"}
 
 
 def _words_of(text: str) -> str:
-    """The reply's text, or "" when it is only a JSON literal (no answer at all) or a copy of the
-    agent's own words (_copies_the_agent)."""
+    """The reply's text, or "" when it is only a JSON literal (no answer at all), a call written as
+    text (_only_a_call) or a copy of the agent's own words (_copies_the_agent)."""
     text = text.strip()
-    return "" if text.strip("`\"'.").lower() in _NO_WORDS or _copies_the_agent(text) else text
+    empty = text.strip("`\"'.").lower() in _NO_WORDS or _only_a_call(text) or _copies_the_agent(text)
+    return "" if empty else text
+
+
+def _only_a_call(text: str) -> bool:
+    """The reply is nothing but a call's JSON (in parentheses or a code fence too): asked for words,
+    Qwen2.5-Coder-0.5B wrote `({"name": "convert_units", "arguments": {...}})`. Shown, it is raw JSON;
+    it was never run."""
+    body = text.strip().removeprefix("```json").removeprefix("```").removesuffix("```").strip()
+    while body.startswith("(") and body.endswith(")"):
+        body = body[1:-1].strip()
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and isinstance(value.get("name"), str) and "arguments" in value
 
 
 _AGENT_NOTES = (AFTER_RESULTS, AFTER_ERRORS, AFTER_DENIAL)

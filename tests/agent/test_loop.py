@@ -437,3 +437,26 @@ def test_with_words_after_invented_tool_off_an_invented_tool_gets_an_error_and_t
     assert "The closest: divide." in first["result"]
     assert second["result"] == "0.25" and events[-1]["text"] == "0.25"
 
+
+
+@pytest.mark.parametrize("reply", ['({"name": "divide", "arguments": {"a": 1, "b": 4}})',
+                                   '```json\n{"name": "divide", "arguments": {"a": 1, "b": 4}}\n```'])
+def test_a_call_written_as_text_when_words_are_asked_for_is_not_shown_as_the_answer(reply):
+    """Asked for words after repeating its call, Qwen2.5-Coder-0.5B wrote the call once more in
+    parentheses: raw JSON for the person, and never run. They read the turn's result instead."""
+    agent = make_agent([xml_call("divide", a=1, b=4), xml_call("divide", a=1, b=4), reply])
+    events = run(agent, "What is 1/4?")
+    assert [r["result"] for r in of_type(events, "tool_result")] == ["0.25"]
+    assert events[-1]["answered_from_results"] and events[-1]["text"] == "divide: 0.25"
+
+
+def test_a_reply_that_repeats_an_error_result_is_said_in_words():
+    """After a denied call and its repeat, the 0.5B's words were the tool's error, copied."""
+    async def deny(request):
+        return {"approved": False}
+
+    denied = "Error: Denied: the user did not allow note_delete with these arguments."
+    agent = make_agent([xml_call("note_delete", title="milk"), xml_call("note_delete", title="milk"), denied],
+                       confirm=deny)
+    final = run(agent, "Delete milk")[-1]
+    assert final["text"] == "You did not allow note_delete, so it did not run."
