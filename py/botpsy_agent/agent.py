@@ -519,11 +519,10 @@ def _words_of(text: str) -> str:
 
 def _only_a_call(text: str) -> bool:
     """The reply is nothing but a call's JSON (in parentheses or a code fence too): asked for words,
-    Qwen2.5-Coder-0.5B wrote `({"name": "convert_units", "arguments": {...}})`. Shown, it is raw JSON;
-    it was never run."""
+    Qwen2.5-Coder-0.5B wrote `({"name": "convert_units", "arguments": {...}}` (no closing parenthesis).
+    Shown, it is raw JSON; it was never run."""
     body = text.strip().removeprefix("```json").removeprefix("```").removesuffix("```").strip()
-    while body.startswith("(") and body.endswith(")"):
-        body = body[1:-1].strip()
+    body = body.lstrip("( \n").rstrip(") \n")  # its parentheses need not even pair up
     try:
         value = json.loads(body)
     except ValueError:

@@ -440,6 +440,7 @@ def test_with_words_after_invented_tool_off_an_invented_tool_gets_an_error_and_t
 
 
 @pytest.mark.parametrize("reply", ['({"name": "divide", "arguments": {"a": 1, "b": 4}})',
+                                   '({"name": "divide", "arguments": {"a": 1, "b": 4.0}}',
                                    '```json\n{"name": "divide", "arguments": {"a": 1, "b": 4}}\n```'])
 def test_a_call_written_as_text_when_words_are_asked_for_is_not_shown_as_the_answer(reply):
     """Asked for words after repeating its call, Qwen2.5-Coder-0.5B wrote the call once more in
