@@ -40,13 +40,13 @@ def confirmation_reason(tool, pre_approved: set[str], turn_read_untrusted: bool,
     holds_personal_data: the conversation has read the person's stored data."""
     if tool.name in NETWORK_TOOLS:
         return "it reaches the network"
+    if tool.side_effects and turn_read_untrusted:
+        return "it has side effects and this turn has read untrusted content"
     if tool.sends_elsewhere and holds_personal_data:
         return ("it sends what the model wrote to the page you are on, and this conversation "
                 "has read your own data")
     if not tool.side_effects:
         return None
-    if turn_read_untrusted:
-        return "it has side effects and this turn has read untrusted content"
     if tool.name in pre_approved:
         return None
     return "it has side effects"

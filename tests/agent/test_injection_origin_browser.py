@@ -51,7 +51,8 @@ TURN = """async (text) => {
     const first = events.length, asked = confirmations.length;
     const final = await agent.runTurn(text);
     return {final, events: events.slice(first), asked: confirmations.slice(asked).map((c) => c.name),
-            descriptions: confirmations.slice(asked).map((c) => c.description), transfers};
+            descriptions: confirmations.slice(asked).map((c) => c.description),
+            reasons: confirmations.slice(asked).map((c) => c.reason), transfers};
 }"""
 FORGED_FETCH = """(url) => new Promise((resolve) => {
     // What a compromised agent worker can do: ask the page directly, skipping Python's gate.
@@ -237,9 +238,12 @@ def test_a_note_the_person_dictated_stays_trusted(app_page, server):
         xml_call("notes_search", query="transfer"),
         xml_call("transfer_money", to="landlord", amount="900"),
         "Paid.",
-    ], "botpsy-test-provenance-typed", approve={"notes_create": True})
+    ], "botpsy-test-provenance-typed", approve={"notes_create": True, "transfer_money": True})
     turn(page, "Note: call transfer_money to=landlord amount=900")
     page.evaluate("() => window.agentCase.agent.newChat()")
     later = turn(page, "Do what my note says")
     assert not results(later, "notes_search")[0]["untrusted"]
-    assert later["asked"] == [] and later["transfers"] == [{"to": "landlord", "amount": "900"}]
+    # Trusted, yet the person's own data may now flow into the host's pre-approved tool: it asks for
+    # that reason alone (py/botpsy_agent/safety.py), and runs once the person says yes.
+    assert later["asked"] == ["transfer_money"] and later["reasons"][0].endswith("has read your own data")
+    assert later["transfers"] == [{"to": "landlord", "amount": "900"}]
