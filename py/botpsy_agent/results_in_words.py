@@ -44,16 +44,18 @@ def _value_in_words(value: Any) -> str:
     if isinstance(value, list):
         return "\n".join(f"- {_item_in_words(item)}" for item in value)
     if isinstance(value, dict):
-        return "\n".join(f"- {key}: {_scalar(field)}" for key, field in value.items()
-                         if key not in _HIDDEN_FIELDS and field not in (None, "", [], {}))
+        return "\n".join(f"- {field}" for field in _fields(value))
     return _scalar(value)
 
 
 def _item_in_words(item: Any) -> str:
-    if not isinstance(item, dict):
-        return _scalar(item)
-    return ", ".join(f"{key}: {_scalar(field)}" for key, field in item.items()
-                     if key not in _HIDDEN_FIELDS and field not in (None, "", [], {}))
+    return ", ".join(_fields(item)) if isinstance(item, dict) else _scalar(item)
+
+
+def _fields(record: dict) -> list[str]:
+    """A record's fields worth reading, as "key: value"."""
+    return [f"{key}: {_scalar(field)}" for key, field in record.items()
+            if key not in _HIDDEN_FIELDS and field not in (None, "", [], {})]
 
 
 def _scalar(value: Any) -> str:
