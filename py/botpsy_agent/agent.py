@@ -37,6 +37,7 @@ from .now_line import now_line
 from .parsing import ModelOutputParser
 from .provenance import ProvenanceStore, stored_data_source
 from .results import DENIED, cap_length, error_text, result_text
+from .repetition import Loop, RepetitionGuard, before_the_loop, loop_at_end
 from .results_in_words import result_in_words
 from .safety import (NETWORK_TOOLS, confirmation_reason, mark_untrusted, marking_notice_in, network_refusal,
                      reads_personal_data, without_special_tokens)
@@ -98,6 +99,10 @@ class AgentOptions:
     # Before each message of the person, a line of the agent's with the date and time where they
     # are (now_line.py). False adds none (BFCL's and AgentDojo's worlds keep their own clocks).
     now_line: bool = True
+    # Stop a generation once it ends in one piece written again and again (repetition.py): the
+    # step's calls do not run and the turn ends, instead of the loop running on to max_tokens.
+    # False lets it run (the BFCL evals measure the model as it is).
+    stop_repetition: bool = True
 
 
 @dataclass
@@ -192,17 +197,11 @@ class Agent:
                 parser = ModelOutputParser(self.chat_format.tool_call_format, schemas,
                                            thinking=prompt_leaves_thinking_open(prompt))
                 pieces = []
-                # aclosing: an error while handling a chunk closes the model's stream at once,
-                # so the model stops generating instead of running on to max_tokens.
+                guard = self._repetition_guard()
                 options = self._generation_options(prompt, first_step=step == 1)
-                async with contextlib.aclosing(self.model.generate(prompt, options)) as stream:
-                    async for chunk in stream:
-                        pieces.append(chunk)
-                        for event in _stream_events(parser.feed(chunk)):
-                            yield event
-                output = "".join(pieces)
-                for event in _stream_events(parser.finish()):
+                async for event in self._generation(prompt, options, parser, pieces, guard):
                     yield event
+                output = "".join(pieces)
             except Exception as error:  # a failing model or template ends the turn
                 yield {"type": "error", "message": error_text(error)}
                 return
@@ -211,6 +210,9 @@ class Agent:
             if self._cancelled:  # the user pressed stop: keep the text, run nothing
                 self.conversation.add_assistant(parser.text, parser.thinking, [])
                 yield self._final(parser.text.strip(), step, cancelled=True)
+                return
+            if guard and guard.loop:
+                yield self._stopped_repeating(parser, guard.loop, step)
                 return
             if calls and self.options.stop_repeated_calls and _same_calls(parser.calls, previous_calls):
                 # The model wrote again the very calls whose results it was just given: a loop
@@ -325,19 +327,52 @@ class Agent:
                                    thinking=prompt_leaves_thinking_open(prompt))
         options = self._generation_options(prompt, first_step=False, mode="none")
         pieces = []
+        guard = self._repetition_guard()
         try:
-            async with contextlib.aclosing(self.model.generate(prompt, options)) as stream:
-                async for chunk in stream:
-                    pieces.append(chunk)
-                    for event in _stream_events(parser.feed(chunk)):
-                        yield event
-            for event in _stream_events(parser.finish()):
+            async for event in self._generation(prompt, options, parser, pieces, guard):
                 yield event
         except Exception as error:
             yield {"type": "error", "message": error_text(error)}
             return
         parser.output = "".join(pieces)
+        if guard and guard.loop:  # words up to the loop, and no calls: the rest was the loop
+            text_loop = loop_at_end(parser.text)
+            parser.text = before_the_loop(parser.text, text_loop) if text_loop else parser.text
+            parser.calls = []
         answered.append(parser)
+
+    async def _generation(self, prompt: str, options: dict, parser: ModelOutputParser, pieces: list[str],
+                          guard: RepetitionGuard | None) -> AsyncIterator[dict]:
+        """One generation, its chunks fed to `parser` (their events yielded) and kept in `pieces`.
+        aclosing: leaving the loop (the guard saw a loop, or handling a chunk failed) closes the
+        model's stream at once, so the model stops generating instead of running on to max_tokens."""
+        async with contextlib.aclosing(self.model.generate(prompt, options)) as stream:
+            async for chunk in stream:
+                pieces.append(chunk)
+                for event in _stream_events(parser.feed(chunk)):
+                    yield event
+                if guard and guard.feed(chunk):
+                    break
+        for event in _stream_events(parser.finish()):
+            yield event
+
+    def _repetition_guard(self) -> RepetitionGuard | None:
+        return RepetitionGuard() if self.options.stop_repetition else None
+
+    def _stopped_repeating(self, parser: ModelOutputParser, loop: Loop, step: int) -> dict:
+        """The step's generation was stopped in a loop (repetition.py). None of its calls run: they
+        were written in the loop, or cut off by it, or came before it in a reply that went on
+        repeating itself. The person reads the words before the loop, else the turn's results in
+        words, and the final event says what the model kept writing."""
+        text_loop = loop_at_end(parser.text)
+        words = self._own_words(before_the_loop(parser.text, text_loop) if text_loop else parser.text)
+        shown, kept = (words, words) if words else self._results_as_answer()
+        self.conversation.add_assistant(kept, parser.thinking, [])
+        if not shown:
+            shown = STUCK_REPEATING
+        event = self._final(shown, step)
+        event["stopped_repeating"] = loop.describe()
+        return event
 
     def _note_after(self, results: list[dict]) -> str | None:
         """The agent's line after a step's results (AgentOptions.after_results / after_errors)."""
@@ -504,6 +539,8 @@ class Agent:
 
 
 REPEATED_CALL = "not run again: the same call as the step before (its result is above)"
+# The final answer of a turn stopped in a loop when the model said nothing before it and nothing ran.
+STUCK_REPEATING = "I got stuck repeating myself, so I stopped there. Please ask again, perhaps in other words."
 # What a reply asked for words may hold that says nothing: told not to start with "{" or "[",
 # Qwen2.5-Coder-0.5B answered a list of to-dos with "null".
 _NO_WORDS = {"", "null", "none", "true", "false", "undefined", "nan"}

@@ -1,7 +1,7 @@
 """An answer the model did not finish is marked on the page: cut at the length limit of one reply
 (the runtime's stopReason max_tokens) or at the end of the model's context window (context_full),
 the message shows a note saying so and what to do, beside the answer's text, and the exported
-transcript says it too. An answer that ended by itself gets no note, and neither does one the
+transcript says it too; likewise an answer the agent stopped because it kept repeating itself. An answer that ended by itself gets no note, and neither does one the
 person stopped (its footer says "Stopped").
 
 SCRIPTED model (tests/product/scripted-model-worker.js: it reports the stop reason the script
@@ -30,6 +30,7 @@ def test_a_cut_off_answer_says_why_and_an_ordinary_one_does_not(
         {"match": "Tell me a long story", "outputs": ["Once upon a time there was a"], "stopReason": "max_tokens"},
         {"match": "And then?", "outputs": ["The dragon"], "stopReason": "context_full"},
         {"match": "What is 2+2", "outputs": ["It is 4."]},
+        {"match": "Say hello", "outputs": ["Hello! " + "Hello again. " * 200]},
     ], folder)
     page.set_default_timeout(120_000)
     open_app_with_model(page, app_server, MODEL)
@@ -59,5 +60,13 @@ def test_a_cut_off_answer_says_why_and_an_ordinary_one_does_not(
     ordinary = finished_answer(page, 0)
     assert ordinary.get_by_text("It is 4.").is_visible()
     assert ordinary.get_by_role("note").count() == 0
+
+    # a model stuck repeating itself is stopped by the agent (py/botpsy_agent/repetition.py): the
+    # answer keeps its words up to the first copy, and the note says why it ends there
+    send(page, "Say hello")
+    looping = finished_answer(page, 1)
+    assert looping.get_by_role("note", name="Why this answer ends here").inner_text() == (
+        "Stopped: the model kept writing the same thing over and over. Ask again, perhaps in other words.")
+    assert looping.locator(".bubble").inner_text().strip() == "Hello! Hello again."
     context.close()
     guard.assert_clean()

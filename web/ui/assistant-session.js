@@ -141,7 +141,8 @@ export class AssistantSession extends EventTarget {
       if (!this.stopped) turn.showError(describeError(error), "Try again, or start a new chat.");
     } finally {
       const elapsedMs = performance.now() - this.rate.started;
-      turn.finish({ stats: { ...(this.rate.finalStats || {}), elapsedMs }, stopped: this.stopped });
+      const stopReason = this.rate.agentStopReason ?? this.rate.finalStats?.stopReason;
+      turn.finish({ stats: { ...(this.rate.finalStats || {}), elapsedMs, stopReason }, stopped: this.stopped });
       this.turn = null;
       this.#setBusy(false);
       this.#emit("message", turn.record);
@@ -236,6 +237,8 @@ export class AssistantSession extends EventTarget {
       }
       case "final":
         if (!event.cancelled) turn.showFinalAnswer(event.text);
+        // the agent stopped a generation that kept repeating itself (py/botpsy_agent/repetition.py)
+        if (event.stopped_repeating) this.rate.agentStopReason = "repeating";
         turn.markUntrustedReads(untrustedReadsOf(event));
         break;
       case "error":

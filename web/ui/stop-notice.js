@@ -1,6 +1,6 @@
 // Why an answer ended, when the person should know: the model did not finish on its own but was
 // cut at the reply's length limit or at the end of its context window (the runtime's stopReason,
-// web/runtime/protocol.js StopReasons). An answer that ended by itself, or was stopped by the
+// web/runtime/protocol.js StopReasons), or stopped by the agent because it kept repeating itself. An answer that ended by itself, or was stopped by the
 // person (the footer says "Stopped"), gets nothing.
 import { el } from "./dom.js";
 
@@ -9,6 +9,11 @@ const CUT_OFF = Object.freeze({
     title: "Cut off:",
     sentence: "the answer reached the length limit of one reply.",
     hint: "Say “continue” to get the rest.",
+  },
+  repeating: {  // not the runtime's: the agent stopped a generation that kept repeating itself
+    title: "Stopped:",
+    sentence: "the model kept writing the same thing over and over.",
+    hint: "Ask again, perhaps in other words.",
   },
   context_full: {
     title: "Conversation full:",
