@@ -245,7 +245,7 @@ class Agent:
                     words = self._own_words(answer.text)
                     shown, kept = (words, words) if words else self._results_as_answer()
                     self.conversation.add_assistant(kept, answer.thinking, [])
-                    yield self._final(shown, step, answered_from_results=True)
+                    yield self._final(shown, step, answered_from_results=True, stopped_repeating=answer.loop)
                     return
             offered = {tool.name for tool in self.active_tools()}
             if calls and self.options.words_after_invented_tool and not any(c.name in offered for _, c in calls):
@@ -280,7 +280,7 @@ class Agent:
         yield self._final("", self.options.max_steps)
 
     def _final(self, text: str, steps: int, cancelled: bool = False, answered_from_results: bool = False,
-               answered_without_tools: bool = False) -> dict:
+               answered_without_tools: bool = False, stopped_repeating: Loop | None = None) -> dict:
         """The turn's final event. Its untrusted_reads come from the tool results the loop marked
         untrusted (the same ones that make the gate ask again), never from the model's text: the
         model can neither add nor remove them."""
@@ -291,6 +291,8 @@ class Agent:
             event["answered_from_results"] = True
         if answered_without_tools:
             event["answered_without_tools"] = True
+        if stopped_repeating:
+            event["stopped_repeating"] = stopped_repeating.describe()
         reads = self.conversation.untrusted_reads()
         if reads:
             event["untrusted_reads"] = [read.as_event() for read in reads]
@@ -314,13 +316,14 @@ class Agent:
         if not shown:
             shown = kept = f"I have no tool for that (there is no tool named {names})."
         self.conversation.add_assistant(kept, answer.thinking, [])
-        yield self._final(shown, step, answered_without_tools=True)
+        yield self._final(shown, step, answered_without_tools=True, stopped_repeating=answer.loop)
 
     async def _answer_from_results(self, prompt: str, answered: list,
                                    reason: str = "the model repeated its previous calls") -> AsyncIterator[dict]:
         """One more generation from `prompt` with tool calls forbidden: the model's words from the
         results it already has. Yields its text events and appends its parser to `answered` (the
-        parser also carries `output`, the raw text), or yields an error event when the model fails."""
+        parser also carries `output`, the raw text, and `loop`, the loop its generation was stopped
+        in or None), or yields an error event when the model fails."""
         yield {"type": "answer_from_results", "reason": reason}
         schemas = {tool.name: tool.parameters for tool in self.active_tools()}
         parser = ModelOutputParser(self.chat_format.tool_call_format, schemas,
@@ -335,7 +338,8 @@ class Agent:
             yield {"type": "error", "message": error_text(error)}
             return
         parser.output = "".join(pieces)
-        if guard and guard.loop:  # words up to the loop, and no calls: the rest was the loop
+        parser.loop = guard.loop if guard else None
+        if parser.loop:  # words up to the loop, and no calls: the rest was the loop
             text_loop = loop_at_end(parser.text)
             parser.text = before_the_loop(parser.text, text_loop) if text_loop else parser.text
             parser.calls = []
@@ -370,9 +374,7 @@ class Agent:
         self.conversation.add_assistant(kept, parser.thinking, [])
         if not shown:
             shown = STUCK_REPEATING
-        event = self._final(shown, step)
-        event["stopped_repeating"] = loop.describe()
-        return event
+        return self._final(shown, step, stopped_repeating=loop)
 
     def _note_after(self, results: list[dict]) -> str | None:
         """The agent's line after a step's results (AgentOptions.after_results / after_errors)."""

@@ -99,3 +99,13 @@ def test_with_the_guard_off_the_loop_runs_to_the_models_end():
     model = LoopingModel([("Hello", " hello")], limit=200)
     final = run(agent_with(model, stop_repetition=False), "Say hello")[-1]
     assert "stopped_repeating" not in final and model.chunks == 201
+
+
+def test_an_answer_asked_for_after_repeated_calls_keeps_its_words_up_to_the_loop():
+    call = xml_call("note_list") + "\n"
+    model = LoopingModel([(call, ""), (call, ""), ("You have no notes. ", "You have no notes. ")])
+    events = run(agent_with(model), "Which notes do I have?")
+    final = events[-1]
+    assert [event["type"] for event in events].count("answer_from_results") == 1
+    assert final["answered_from_results"] and final["stopped_repeating"] == '"You have no notes."'
+    assert final["text"] == "You have no notes." and model.closed == 3
