@@ -199,8 +199,9 @@ class Agent:
                 pieces = []
                 guard = self._repetition_guard()
                 options = self._generation_options(prompt, first_step=step == 1)
-                async for event in self._generation(prompt, options, parser, pieces, guard):
-                    yield event
+                async with contextlib.aclosing(self._generation(prompt, options, parser, pieces, guard)) as events:
+                    async for event in events:  # closed with the turn: a turn left early stops the model too
+                        yield event
                 output = "".join(pieces)
             except Exception as error:  # a failing model or template ends the turn
                 yield {"type": "error", "message": error_text(error)}
@@ -332,8 +333,9 @@ class Agent:
         pieces = []
         guard = self._repetition_guard()
         try:
-            async for event in self._generation(prompt, options, parser, pieces, guard):
-                yield event
+            async with contextlib.aclosing(self._generation(prompt, options, parser, pieces, guard)) as events:
+                async for event in events:
+                    yield event
         except Exception as error:
             yield {"type": "error", "message": error_text(error)}
             return

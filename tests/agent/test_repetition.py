@@ -109,3 +109,16 @@ def test_an_answer_asked_for_after_repeated_calls_keeps_its_words_up_to_the_loop
     assert [event["type"] for event in events].count("answer_from_results") == 1
     assert final["answered_from_results"] and final["stopped_repeating"] == '"You have no notes."'
     assert final["text"] == "You have no notes." and model.closed == 3
+
+
+def test_a_turn_left_early_closes_the_models_stream_at_once():
+    model = LoopingModel([("Once upon a time", " there was a dragon named Nora who")])
+
+    async def read_two_events():
+        turn = agent_with(model).run_turn("Tell me a story")
+        await turn.__anext__()
+        await turn.__anext__()
+        await turn.aclose()
+        return model.closed  # before the event loop's own clean-up of unfinished generators
+
+    assert asyncio.run(read_two_events()) == 1
