@@ -7,8 +7,8 @@ records, bench/tasks-done.md). The guard watches the end of what the model wrote
 is one piece repeated over a long enough span, the agent stops the generation.
 
 Only a long span counts (MIN_SPAN characters, and at least MIN_COPIES copies of a longer
-piece), so a short run that a reply may mean ("ha ha ha", a rule of dashes, a table's `|---|`)
-goes on.
+piece), so a short run that a reply may mean ("ha ha ha", a rule of a few dozen dashes, a table's
+`|---|`) goes on.
 """
 
 from __future__ import annotations
@@ -35,10 +35,10 @@ class Loop:
         """Where in the piece a line, else a sentence, else a word starts (0 when none does): the
         text's end cut the piece anywhere ("ree to ag"), a person reads it from there ("to agree")."""
         size = len(self.piece)
-        doubled = self.piece * 3
+        around = self.piece * 3  # the middle copy, with the copies before and after it
         for start_after in ("\n", ". ", "! ", "? ", " "):
             for index in range(size, 2 * size):
-                if doubled[index - len(start_after):index] == start_after and not doubled[index].isspace():
+                if around[index - len(start_after):index] == start_after and not around[index].isspace():
                     return index - size
         return 0
 
