@@ -3,7 +3,8 @@
 `Agent.run_turn(text)` is an async generator of event dicts the UI renders:
   {"type": "text" | "thinking", "text"}
   {"type": "tool_call_delta", "index", "name", "text"}      a call while it forms
-  {"type": "tool_call", "id", "name", "arguments", "error"}  a complete call
+  {"type": "tool_call", "id", "name", "arguments", "error", "named_by_person"?}  a complete call
+   (named_by_person: a read of a file the person's message named, made before the model's first step)
   {"type": "confirmation", "id", "name", "arguments", "reason"}
   {"type": "tool_result", "id", "name", "ok", "result", "duration_ms", "untrusted",
    "untrusted_source"?, "stored_marked"?}   untrusted_source: why the result is data (a tool,
@@ -33,8 +34,9 @@ from typing import AsyncIterator, Awaitable, Callable, Protocol
 from .chat_format import ChatFormat, prompt_leaves_thinking_open
 from .conversation import Conversation
 from .grammar import logits_processor_spec
+from .named_files import READ_TOOL, files_to_read
 from .now_line import now_line
-from .parsing import ModelOutputParser
+from .parsing import ModelOutputParser, ParsedCall
 from .provenance import ProvenanceStore, stored_data_source
 from .results import DENIED, cap_length, error_text, result_text
 from .repetition import Loop, RepetitionGuard, before_the_loop, loop_at_end
@@ -103,6 +105,10 @@ class AgentOptions:
     # step's calls do not run and the turn ends, instead of the loop running on to max_tokens.
     # False lets it run (the BFCL evals measure the model as it is).
     stop_repetition: bool = True
+    # The person's files their message names ("It's all in spending.csv") are read with files_read
+    # before the model's first step, when files_read is offered (named_files.py). False leaves
+    # every read to the model.
+    read_named_files: bool = True
 
 
 @dataclass
@@ -185,6 +191,11 @@ class Agent:
             self._cancelled = False
         prompt, output = None, ""
         previous_calls = None
+        if self.options.read_named_files:
+            read: list = []
+            async for event in self._read_named_files(user_text, turn, read):
+                yield event
+            previous_calls = read or None  # the model writing these reads again is a repeat
         repeat_run = False  # a repeat the model insisted on was run (once per turn)
         for step in range(1, self.options.max_steps + 1):
             if self._cancelled and step == 1:  # stopped before the model said anything
@@ -279,6 +290,26 @@ class Agent:
         yield {"type": "error", "message": f"stopped after {self.options.max_steps} steps "
                                            "without a final answer"}
         yield self._final("", self.options.max_steps)
+
+    async def _read_named_files(self, user_text: str, turn: dict, read: list) -> AsyncIterator[dict]:
+        """files_read on each of the person's files their message names, as a step of the turn
+        before the model's first (named_files.py); the calls made are appended to `read`."""
+        if READ_TOOL not in {tool.name for tool in self.active_tools()}:
+            return
+        names = await files_to_read(user_text, self.context)
+        if not names:
+            return
+        calls = [(f"call_{len(self.conversation.messages)}_{index}", ParsedCall(READ_TOOL, {"name": name}))
+                 for index, name in enumerate(names)]
+        self.conversation.add_assistant("", "", calls)
+        results_from = len(self.conversation.messages)
+        for call_id, call in calls:
+            async for event in self._run_call(call_id, call, turn, named_by_person=True):
+                yield event
+        read.extend(call for _, call in calls)
+        note = self._note_after(self.conversation.messages[results_from:])
+        if note:
+            self.conversation.add({"role": "user", "content": note, "agent_note": True})
 
     def _final(self, text: str, steps: int, cancelled: bool = False, answered_from_results: bool = False,
                answered_without_tools: bool = False, stopped_repeating: Loop | None = None) -> dict:
@@ -436,10 +467,10 @@ class Agent:
                 return extended
         return self.render_prompt()
 
-    async def _run_call(self, call_id: str, call, turn: dict) -> AsyncIterator[dict]:
+    async def _run_call(self, call_id: str, call, turn: dict, named_by_person: bool = False) -> AsyncIterator[dict]:
         tool = self.tools.get(call.name) if call.name in {t.name for t in self.active_tools()} else None
-        yield {"type": "tool_call", "id": call_id, "name": call.name,
-               "arguments": call.arguments, "error": call.error}
+        yield {"type": "tool_call", "id": call_id, "name": call.name, "arguments": call.arguments,
+               "error": call.error, **({"named_by_person": True} if named_by_person else {})}
         problem = self._problem_with(call, tool)
         arguments = call.arguments
         if problem is None:

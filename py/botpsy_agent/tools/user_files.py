@@ -53,6 +53,11 @@ async def _all_files(ctx: ToolContext) -> dict[str, dict]:
     return dict(sorted(files.items()))
 
 
+async def file_names(ctx: ToolContext) -> list[str]:
+    """The names of the user's files, stored and session ones, sorted."""
+    return list(await _all_files(ctx))
+
+
 async def _get_file(ctx: ToolContext, name: str) -> dict:
     cleaned = name.strip() if isinstance(name, str) else ""
     files = await _all_files(ctx)
