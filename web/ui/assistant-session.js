@@ -219,7 +219,8 @@ export class AssistantSession extends EventTarget {
         if (event.name) turn.showFormingCall(event.index ?? 0, event.name);
         break;
       case "tool_call": {
-        const card = turn.addToolCall({ id: event.id, name: event.name, arguments: event.arguments, index: event.index });
+        const card = turn.addToolCall({ id: event.id, name: event.name, arguments: event.arguments, index: event.index,
+          namedByPerson: event.named_by_person === true });
         if (event.error) card.setResult({ error: event.error });
         this.#emit("toolcall", card.record);
         break;

@@ -139,7 +139,8 @@ export class AssistantTurn {
     this.scroll();
   }
 
-  addToolCall({ id, name, arguments: args, index }) {
+  /** namedByPerson: the agent made this call itself, reading a file the person's message named. */
+  addToolCall({ id, name, arguments: args, index, namedByPerson = false }) {
     this.#stopWaiting();
     // The complete call replaces the card shown while it formed (same index, else same name).
     const formingEntry = [...(this.forming ?? [])].find(([i, c]) => i === index && c.record.name === name)
@@ -156,7 +157,8 @@ export class AssistantTurn {
     this.#closeThinking();
     this.#settleText();
     this.current = null;
-    const record = { type: "tool", id: id ?? null, name, arguments: args ?? {}, status: "running", result: null };
+    const record = { type: "tool", id: id ?? null, name, arguments: args ?? {}, status: "running", result: null,
+      ...(namedByPerson ? { namedByPerson: true } : {}) };
     this.record.parts.push(record);
     const card = new ToolCard(record);
     this.cards.set(id ?? `${name}#${this.cards.size}`, card);

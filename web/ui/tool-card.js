@@ -31,6 +31,10 @@ export class ToolCard {
         icon(ICONS.tool),
         el("span", { class: "tool-name" }, record.name),
         this.statusChip,
+        // A read the agent made itself because the person's message named the file (py/botpsy_agent/named_files.py).
+        el("span", { class: "tool-origin", hidden: !record.namedByPerson,
+          title: "Your message named this file, so the assistant read it before answering." },
+          "Read because you named it"),
         this.provenanceChip,
         this.durationText),
       el("div", { class: "tool-section" },
