@@ -296,7 +296,10 @@ class Agent:
         before the model's first (named_files.py); the calls made are appended to `read`."""
         if READ_TOOL not in {tool.name for tool in self.active_tools()}:
             return
-        names = await files_to_read(user_text, self.context)
+        try:
+            names = await files_to_read(user_text, self.context)
+        except Exception:  # the store failing to list files ends no turn: the model may still read them
+            return
         if not names:
             return
         calls = [(f"call_{len(self.conversation.messages)}_{index}", ParsedCall(READ_TOOL, {"name": name}))
