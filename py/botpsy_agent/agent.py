@@ -11,8 +11,10 @@
    or stored records that came from one); stored_marked: what the records this call stored
    are marked as coming from (py/botpsy_agent/provenance.py)
   {"type": "final", "text", "steps", "cancelled"?, "answered_from_results"?, "answered_without_tools"?,
-   "untrusted_reads"?}   {"type": "error", "message"}
+   "untrusted_reads"?, "first_step_tools"?}   {"type": "error", "message"}
    answered_from_results: the model repeated its calls and was asked for words instead;
+   first_step_tools: {"topics", "tools"}, when the person's message named topics and the turn's
+   first step could call only their tools and the tools of no topic (topic_routing.py);
    answered_without_tools: it called only tools nobody offered, and answered in words instead
    untrusted_reads: present when the prompt the answer was written from held untrusted content
    (this turn's or an earlier one's, as the gate counts it): [{"name", "arguments", "source"}],
@@ -44,6 +46,7 @@ from .results_in_words import result_in_words
 from .safety import (NETWORK_TOOLS, confirmation_reason, mark_untrusted, marking_notice_in, network_refusal,
                      reads_personal_data, without_special_tokens)
 from .tooling import Tool, ToolContext, ToolError
+from .topic_routing import Routing, route
 from .validation import check_arguments
 
 
@@ -109,6 +112,11 @@ class AgentOptions:
     # before the model's first step, when files_read is offered (named_files.py). False leaves
     # every read to the model.
     read_named_files: bool = True
+    # A turn's first step may call only the tools of the topics the person's message names ("my
+    # calendar", "kilometres ... miles"), and the tools of no topic; a message naming none keeps
+    # every tool (topic_routing.py). Only the call grammar changes, never the prompt. False offers
+    # every tool at every step.
+    route_by_topic: bool = True
 
 
 @dataclass
@@ -124,6 +132,7 @@ class Agent:
     conversation: Conversation = field(default_factory=Conversation)
     special_tokens: tuple[str, ...] = ()  # the tokenizer's added tokens: never in untrusted text
     _cancelled: bool = field(default=False, repr=False)
+    _turn_routing: Routing | None = field(default=None, repr=False)  # this turn's first-step tools
 
     def add_tool(self, tool: Tool, pre_approved: bool = False, enabled_by_default: bool = True) -> None:
         self.tools[tool.name] = tool
@@ -197,6 +206,7 @@ class Agent:
                 yield event
             previous_calls = read or None  # the model writing these reads again is a repeat
         repeat_run = False  # a repeat the model insisted on was run (once per turn)
+        routing = self._turn_routing = self._routing(user_text)
         for step in range(1, self.options.max_steps + 1):
             if self._cancelled and step == 1:  # stopped before the model said anything
                 self.conversation.add_assistant("", "", [])
@@ -209,7 +219,8 @@ class Agent:
                                            thinking=prompt_leaves_thinking_open(prompt))
                 pieces = []
                 guard = self._repetition_guard()
-                options = self._generation_options(prompt, first_step=step == 1)
+                options = self._generation_options(prompt, first_step=step == 1,
+                                                   tools=routing.tools if routing and step == 1 else None)
                 async with contextlib.aclosing(self._generation(prompt, options, parser, pieces, guard)) as events:
                     async for event in events:  # closed with the turn: a turn left early stops the model too
                         yield event
@@ -314,6 +325,14 @@ class Agent:
         if note:
             self.conversation.add({"role": "user", "content": note, "agent_note": True})
 
+    def _routing(self, user_text: str) -> Routing | None:
+        """The tools the turn's first step may call (topic_routing.py), or None when every offered
+        tool may be called: routing is off, or the page named the one tool the reply must call."""
+        if not self.options.route_by_topic or self.options.tool_calls not in ("auto", "required"):
+            return None
+        routing = route(user_text, [tool.name for tool in self.active_tools()])
+        return routing if routing.restricted else None
+
     def _final(self, text: str, steps: int, cancelled: bool = False, answered_from_results: bool = False,
                answered_without_tools: bool = False, stopped_repeating: Loop | None = None) -> dict:
         """The turn's final event. Its untrusted_reads come from the tool results the loop marked
@@ -328,6 +347,8 @@ class Agent:
             event["answered_without_tools"] = True
         if stopped_repeating:
             event["stopped_repeating"] = stopped_repeating.describe()
+        if self._turn_routing:
+            event["first_step_tools"] = self._turn_routing.as_event()
         reads = self.conversation.untrusted_reads()
         if reads:
             event["untrusted_reads"] = [read.as_event() for read in reads]
@@ -550,18 +571,20 @@ class Agent:
             return f"Error: InvalidArguments for {tool.name}: {'; '.join(issues)}"
         return None
 
-    def _generation_options(self, prompt: str, first_step: bool = True, mode: str | None = None) -> dict:
+    def _generation_options(self, prompt: str, first_step: bool = True, mode: str | None = None,
+                            tools: tuple[str, ...] | None = None) -> dict:
         options = {"maxTokens": self.options.max_tokens, "temperature": self.options.temperature}
-        processors = self.logits_processors(prompt, first_step, mode)
+        processors = self.logits_processors(prompt, first_step, mode, tools)
         if processors:
             options["logitsProcessors"] = processors
         return options
 
     def logits_processors(self, prompt: str | None = None, first_step: bool = True,
-                          mode: str | None = None) -> list[dict]:
+                          mode: str | None = None, tools: tuple[str, ...] | None = None) -> list[dict]:
         """The runtime's logits processors for a generation from `prompt` (default: the next
-        turn's first): the tool-call grammar of the tools the prompt offers, per options.tool_calls
-        (or `mode`, when the loop forbids calls for one answer: "none", unless calls are "off")."""
+        turn's first): the tool-call grammar of the tools the prompt offers (or of `tools`, the
+        names of those the step may call), per options.tool_calls (or `mode`, when the loop forbids
+        calls for one answer: "none", unless calls are "off")."""
         configured = self.options.tool_calls
         if mode is None or configured == "off":
             mode = configured
@@ -569,7 +592,8 @@ class Agent:
             mode = "auto"
         if prompt is None:
             prompt = self.render_prompt(({"role": "user", "content": "A"},))
-        spec = logits_processor_spec([tool.spec() for tool in self.active_tools()],
+        callable_tools = [tool for tool in self.active_tools() if tools is None or tool.name in tools]
+        spec = logits_processor_spec([tool.spec() for tool in callable_tools],
                                      self.chat_format.tool_call_format, mode,
                                      thinking=prompt_leaves_thinking_open(prompt),
                                      greedy_calls=self.options.greedy_calls)

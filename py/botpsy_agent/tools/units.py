@@ -141,6 +141,11 @@ def _build_index() -> tuple[dict[str, tuple[str, str]], dict[str, tuple[str, str
 _EXACT, _FOLDED = _build_index()
 
 
+def unit_spellings() -> dict[str, tuple[str, str]]:
+    """Every lower-case spelling the converter reads as exactly one unit: (dimension, symbol)."""
+    return {spelling: target for spelling, target in _FOLDED.items() if target is not None}
+
+
 def find_unit(name: str) -> tuple[str, str]:
     """(dimension, symbol) for a unit name, or ToolError with suggestions."""
     cleaned = " ".join(str(name).strip().split()).replace("^2", "²").replace("^3", "³")

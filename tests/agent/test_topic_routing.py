@@ -1,0 +1,143 @@
+"""A turn's first step may call only the tools of the topics the person's message names, and the
+tools of no topic (topic_routing.py); a message naming no topic keeps every tool. Only the call
+grammar changes: the prompt's tool list stays the same, and later steps may call any tool.
+
+The model is scripted; the built-in tools and the grammar are the real ones."""
+
+import asyncio
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from botpsy_agent.agent import Agent, AgentOptions
+from botpsy_agent.browser_session import builtin_tools
+from botpsy_agent.chat_format import ChatFormat
+from botpsy_agent.scripted_model import ScriptedModel
+from botpsy_agent.tool_selection import DEFAULT_ENABLED_TOOLS
+from botpsy_agent.tooling import ToolContext
+from botpsy_agent.topic_routing import TOPIC_TOOLS, names_a_conversion, route, topics_named_in
+
+from .conftest import xml_call as call
+
+QWEN_FORMAT = ChatFormat((Path(__file__).parent / "templates" / "qwen35_style.jinja").read_text(),
+                         eos_token="<|im_end|>")
+DEFAULTS = list(DEFAULT_ENABLED_TOOLS)
+
+
+@pytest.mark.parametrize("message, topics", [
+    ("Jot down that the boiler was serviced today", ["notes"]),
+    ("Could you check my diary for next Tuesday?", ["calendar"]),
+    ("whats on my calender tomorrow", ["calendar"]),              # one letter wrong in a long word
+    ("I have a dentist apointment on the 3rd, put it in", ["calendar"]),
+    ("add oat milk to my to-do list", ["todos"]),
+    ("Remind me to call Mum on Sunday", ["todos"]),
+    ("what does the contract document say about pets?", ["files"]),
+    ("How do I turn on dark mode in BotPsy?", ["docs"]),
+    ("What's the time in Lagos?", ["time"]),
+    ("Put the team meeting notes in a note", ["notes", "calendar"]),  # every topic named counts
+    ("How many ounces is 250 grams?", ["units"]),
+    ("Convert 30 psi to bar", ["units"]),
+    ("What's 100 °C in kelvin?", ["units"]),
+    ("What's 15% of 80?", []),
+    ("Tell me a joke about penguins", []),
+    ("Notiere bitte: Zahnarzt am Freitag", []),                   # words the lists do not cover
+    ("I noted it down", []),                                      # a word containing a topic's word
+])
+def test_the_topics_a_message_names(message, topics):
+    assert topics_named_in(message) == topics
+
+
+@pytest.mark.parametrize("message, conversion", [
+    ("How many kilometres is 26.2 miles?", True),
+    ("i ran 10k this morning, about 6 miles? how many km exactly", True),
+    ("How many US cups are in 1.5 litres?", True),
+    ("My car uses 6.4 litres per 100 km", False),                 # two units, of two kinds
+    ("I walked 5 miles", False),                                  # one unit
+    ("Remind me in two hours and thirty minutes", False),         # time units say when, not what to convert
+    ("Is a 2 TB drive bigger than 1800 GiB?", True),
+])
+def test_a_conversion_is_two_units_of_one_kind(message, conversion):
+    assert names_a_conversion(message) is conversion
+
+
+def test_a_routed_step_may_call_its_topics_tools_and_the_tools_of_no_topic():
+    routing = route("add pay council tax to my todos", DEFAULTS)
+    assert routing.restricted and routing.topics == ("todos",)
+    assert routing.tools == ("calculator", "todo_add", "todo_list")
+
+
+def test_a_message_naming_no_topic_keeps_every_tool():
+    routing = route("What's a 15% tip on $84.50?", DEFAULTS)
+    assert not routing.restricted and routing.tools == tuple(DEFAULTS)
+
+
+def test_a_topic_none_of_whose_tools_is_offered_restricts_nothing():
+    # python is a topic, but run_python is off by default: the message names no offered topic
+    assert not route("Write a Python function that checks for primes", DEFAULTS).restricted
+    # tools of no topic (a host page's, an eval's) are never removed
+    routing = route("what's on my calendar?", ["calendar_list_events", "host_lookup", "get_weather"])
+    assert routing.tools == ("calendar_list_events", "host_lookup", "get_weather")
+
+
+def test_every_builtin_tool_named_in_a_topic_exists():
+    names = {tool.name for tool in builtin_tools()}
+    assert {tool for tools in TOPIC_TOOLS.values() for tool in tools} <= names
+
+
+def make_agent(outputs, **options):
+    context = ToolContext()
+    context.settings.enabled_tools = DEFAULTS  # the page's default set
+    agent = Agent(model=ScriptedModel(outputs), chat_format=QWEN_FORMAT, context=context,
+                  options=AgentOptions(**options))
+    for each in builtin_tools():
+        agent.add_tool(each)
+    return agent
+
+
+def run(agent, text):
+    async def turn():
+        return [event async for event in agent.run_turn(text)]
+    return asyncio.run(turn())
+
+
+def callable_in(generation_options: dict) -> set[str]:
+    """The tools the step's call grammar lets the model call."""
+    grammar = generation_options["logitsProcessors"][0]["args"]["structuralTag"]
+    return set(re.findall(r"\bcall_(\w+) ::=", json.dumps(grammar).replace("\\n", "\n")))
+
+
+def test_the_first_steps_grammar_offers_the_named_topics_tools_and_later_steps_every_tool():
+    agent = make_agent([call("todo_add", text="pay council tax"), "Added: pay council tax."])
+    events = run(agent, "add pay council tax to my todos")
+
+    first, second = agent.model.options
+    assert callable_in(first) == {"calculator", "todo_add", "todo_list"}
+    assert callable_in(second) == set(DEFAULTS)
+    final = events[-1]
+    assert final["type"] == "final" and final["first_step_tools"] == {
+        "topics": ["todos"], "tools": ["calculator", "todo_add", "todo_list"]}
+
+
+def test_routing_changes_the_grammar_but_never_the_prompt():
+    routed, unrouted = make_agent(["Sure."]), make_agent(["Sure."], route_by_topic=False)
+    run(routed, "what's on my calendar this week?")
+    run(unrouted, "what's on my calendar this week?")
+    assert routed.model.prompts == unrouted.model.prompts
+    assert callable_in(unrouted.model.options[0]) == set(DEFAULTS)
+    assert callable_in(routed.model.options[0]) == {"calculator", "calendar_add_event", "calendar_list_events"}
+
+
+def test_an_unrouted_turn_says_nothing_about_routing():
+    agent = make_agent(["Paris."])
+    final = run(agent, "What is the capital of France?")[-1]
+    assert "first_step_tools" not in final
+    assert callable_in(agent.model.options[0]) == set(DEFAULTS)
+
+
+def test_a_page_that_names_the_tool_to_call_is_not_routed():
+    agent = make_agent([call("current_time"), "It is 10:00."], tool_calls="current_time")
+    final = run(agent, "add milk to my todo list")[-1]
+    assert "first_step_tools" not in final
+    assert callable_in(agent.model.options[0]) == set(DEFAULTS)  # the grammar of a forced call, whole
