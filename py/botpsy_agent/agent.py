@@ -237,6 +237,25 @@ class Agent:
             if guard and guard.loop:
                 yield self._stopped_repeating(parser, guard.loop, step)
                 return
+            if routing and step == 1 and calls and not all(call.name in routing.tools for _, call in calls):
+                # The model chose to call, but a tool of a topic the message does not name: a call
+                # Qwen2.5-Coder writes without tags is free text to the grammar until an offered name
+                # ends (reply_openings.py), and every tool of the prompt is offered. Nothing runs; the
+                # same prompt is asked again, a call of the routed tools required.
+                for call_id, call in calls:
+                    yield {"type": "tool_call", "id": f"{call_id}_off_topic", "name": call.name,
+                           "arguments": call.arguments, "error": _off_topic(call.name, routing)}
+                again: list = []
+                async for event in self._generate_again(prompt, again, "required", routing.tools):
+                    yield event
+                if not again:  # the model failed; its error event is out
+                    return
+                parser, output = again[0], again[0].output
+                if parser.loop:
+                    yield self._stopped_repeating(parser, parser.loop, step)
+                    return
+                calls = [(f"call_{len(self.conversation.messages)}_{index}", call)
+                         for index, call in enumerate(parser.calls)]
             if calls and self.options.stop_repeated_calls and _same_calls(parser.calls, previous_calls):
                 # The model wrote again the very calls whose results it was just given: a loop
                 # small models fall into (Qwen2.5-Coder-0.5B writes the calculator call after its
@@ -381,10 +400,18 @@ class Agent:
         parser also carries `output`, the raw text, and `loop`, the loop its generation was stopped
         in or None), or yields an error event when the model fails."""
         yield {"type": "answer_from_results", "reason": reason}
+        async for event in self._generate_again(prompt, answered, "none"):
+            yield event
+
+    async def _generate_again(self, prompt: str, answered: list, mode: str,
+                              tools: tuple[str, ...] | None = None) -> AsyncIterator[dict]:
+        """One more generation from `prompt` under toolCalls `mode` ("none": words only; "required":
+        a call of `tools` first). Yields its text events and appends its parser to `answered` (see
+        _answer_from_results), or yields an error event when the model fails."""
         schemas = {tool.name: tool.parameters for tool in self.active_tools()}
         parser = ModelOutputParser(self.chat_format.tool_call_format, schemas,
                                    thinking=prompt_leaves_thinking_open(prompt))
-        options = self._generation_options(prompt, first_step=False, mode="none")
+        options = self._generation_options(prompt, first_step=mode == "required", mode=mode, tools=tools)
         pieces = []
         guard = self._repetition_guard()
         try:
@@ -601,6 +628,13 @@ class Agent:
 
 
 REPEATED_CALL = "not run again: the same call as the step before (its result is above)"
+
+
+def _off_topic(name: str, routing: Routing) -> str:
+    """The error of a routed first step's call of a tool outside the topics the message names."""
+    topics = ", ".join(routing.topics)
+    return (f"not run: this request is about {topics}, and {name} is not one of its tools; the model was "
+            f"asked again to call one of {', '.join(routing.tools)}")
 # The final answer of a turn stopped in a loop when the model said nothing before it and nothing ran.
 STUCK_REPEATING = "I got stuck repeating myself, so I stopped there. Please ask again, perhaps in other words."
 # What a reply asked for words may hold that says nothing: told not to start with "{" or "[",

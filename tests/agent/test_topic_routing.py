@@ -141,3 +141,32 @@ def test_a_page_that_names_the_tool_to_call_is_not_routed():
     final = run(agent, "add milk to my todo list")[-1]
     assert "first_step_tools" not in final
     assert callable_in(agent.model.options[0]) == set(DEFAULTS)  # the grammar of a forced call, whole
+
+
+def test_a_first_call_outside_the_named_topics_is_not_run_and_the_model_is_asked_for_a_call_of_them():
+    # A Hermes call written without tags is free text to the grammar until an offered name ends, so
+    # the model can still write any tool of the prompt: the loop holds such a call back.
+    agent = make_agent([call("current_time", timezone="New York"),
+                        call("convert_units", value=26.2, from_unit="mi", to_unit="km"),
+                        "26.2 miles is about 42.16 km."])
+    events = run(agent, "How many kilometres is 26.2 miles?")
+
+    held = [event for event in events if event["type"] == "tool_call" and event["id"].endswith("_off_topic")]
+    assert [event["name"] for event in held] == ["current_time"]
+    assert "about units" in held[0]["error"] and "calculator, convert_units" in held[0]["error"]
+    ran = [event["name"] for event in events if event["type"] == "tool_result"]
+    assert ran == ["convert_units"]
+    assert events[-1]["text"] == "26.2 miles is about 42.16 km."
+    # asked again from the same prompt, a call of the routed tools required; the held call is not in it
+    assert agent.model.prompts[1] == agent.model.prompts[0]
+    retry = agent.model.options[1]["logitsProcessors"][0]
+    assert callable_in(agent.model.options[1]) == {"calculator", "convert_units"}
+    assert retry != agent.model.options[0]["logitsProcessors"][0]  # "required", not "auto"
+    assert "current_time" not in agent.model.prompts[2].split("<|im_start|>user\nHow many")[1]
+
+
+def test_a_first_call_of_the_named_topics_runs_as_written():
+    agent = make_agent([call("convert_units", value=26.2, from_unit="mi", to_unit="km"), "About 42.16 km."])
+    events = run(agent, "How many kilometres is 26.2 miles?")
+    assert not [event for event in events if event["type"] == "tool_call" and event.get("error")]
+    assert len(agent.model.prompts) == 2
