@@ -241,12 +241,16 @@ class Agent:
                 # The model chose to call, but a tool of a topic the message does not name: a call
                 # Qwen2.5-Coder writes without tags is free text to the grammar until an offered name
                 # ends (reply_openings.py), and every tool of the prompt is offered. Nothing runs; the
-                # same prompt is asked again, a call of the routed tools required.
+                # same prompt is asked again, a call of the routed tools required: of those that only
+                # read, when every call held back was a read (a question stays a question: asked "When am I
+                # meeting the landlord?", the 0.5B's notes_search became calendar_add_event when any routed
+                # tool could follow).
+                retry_tools = self._retry_tools(routing, [call for _, call in calls])
                 for call_id, call in calls:
                     yield {"type": "tool_call", "id": f"{call_id}_off_topic", "name": call.name,
-                           "arguments": call.arguments, "error": _off_topic(call.name, routing)}
+                           "arguments": call.arguments, "error": _off_topic(call.name, routing, retry_tools)}
                 again: list = []
-                async for event in self._generate_again(prompt, again, "required", routing.tools):
+                async for event in self._generate_again(prompt, again, "required", retry_tools):
                     yield event
                 if not again:  # the model failed; its error event is out
                     return
@@ -351,6 +355,17 @@ class Agent:
             return None
         routing = route(user_text, [tool.name for tool in self.active_tools()])
         return routing if routing.restricted else None
+
+    def _retry_tools(self, routing: Routing, held: list) -> tuple[str, ...]:
+        """The tools a routed first step is asked again to call, its calls outside the routing held
+        back: the routed tools that only read when every held call read (an offered tool without side
+        effects), else every routed tool (a call that acts, or one of a tool nobody offered)."""
+        offered = {tool.name: tool for tool in self.active_tools()}
+        if all(call.name in offered and not offered[call.name].side_effects for call in held):
+            reading = tuple(name for name in routing.tools if not offered[name].side_effects)
+            if reading:
+                return reading
+        return routing.tools
 
     def _final(self, text: str, steps: int, cancelled: bool = False, answered_from_results: bool = False,
                answered_without_tools: bool = False, stopped_repeating: Loop | None = None) -> dict:
@@ -630,11 +645,11 @@ class Agent:
 REPEATED_CALL = "not run again: the same call as the step before (its result is above)"
 
 
-def _off_topic(name: str, routing: Routing) -> str:
+def _off_topic(name: str, routing: Routing, retry_tools: tuple[str, ...]) -> str:
     """The error of a routed first step's call of a tool outside the topics the message names."""
     topics = ", ".join(routing.topics)
     return (f"not run: this request is about {topics}, and {name} is not one of its tools; the model was "
-            f"asked again to call one of {', '.join(routing.tools)}")
+            f"asked again to call one of {', '.join(retry_tools)}")
 # The final answer of a turn stopped in a loop when the model said nothing before it and nothing ran.
 STUCK_REPEATING = "I got stuck repeating myself, so I stopped there. Please ask again, perhaps in other words."
 # What a reply asked for words may hold that says nothing: told not to start with "{" or "[",

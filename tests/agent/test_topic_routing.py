@@ -170,3 +170,20 @@ def test_a_first_call_of_the_named_topics_runs_as_written():
     events = run(agent, "How many kilometres is 26.2 miles?")
     assert not [event for event in events if event["type"] == "tool_call" and event.get("error")]
     assert len(agent.model.prompts) == 2
+
+
+def test_a_held_back_read_is_asked_again_as_a_read_of_the_named_topics():
+    # a question stays a question: the routed tools that act are not offered to the retry
+    agent = make_agent([call("notes_search", query="landlord"), call("calendar_list_events"),
+                        "Nothing with the landlord this week."])
+    events = run(agent, "When am I meeting the landlord?")
+    held = next(event for event in events if event["type"] == "tool_call" and event["id"].endswith("_off_topic"))
+    assert held["name"] == "notes_search" and held["error"].endswith("call one of calculator, calendar_list_events")
+    assert callable_in(agent.model.options[1]) == {"calculator", "calendar_list_events"}
+
+
+def test_a_held_back_call_that_acts_or_names_no_tool_is_asked_again_with_every_routed_tool():
+    for held in (call("notes_create", text="pay council tax"), call("notes_add", text="pay council tax")):
+        agent = make_agent([held, call("todo_add", text="pay council tax"), "Added."])
+        run(agent, "add pay council tax to my todos")
+        assert callable_in(agent.model.options[1]) == {"calculator", "todo_add", "todo_list"}
