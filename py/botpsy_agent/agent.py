@@ -237,14 +237,14 @@ class Agent:
             if guard and guard.loop:
                 yield self._stopped_repeating(parser, guard.loop, step)
                 return
-            if routing and step == 1 and calls and not all(call.name in routing.tools for _, call in calls):
-                # The model chose to call, but a tool of a topic the message does not name: a call
+            if routing and step == 1 and calls and not any(call.name in routing.tools for _, call in calls):
+                # The model chose to call, but none of its calls is of a tool the routing allows: a call
                 # Qwen2.5-Coder writes without tags is free text to the grammar until an offered name
                 # ends (reply_openings.py), and every tool of the prompt is offered. Nothing runs; the
-                # same prompt is asked again, a call of the routed tools required: of those that only
-                # read, when every call held back was a read (a question stays a question: asked "When am I
-                # meeting the landlord?", the 0.5B's notes_search became calendar_add_event when any routed
-                # tool could follow).
+                # same prompt is asked again, a call of the named topics' tools required: of those that
+                # only read, when every call held back was a read (a question stays a question). A step
+                # with at least one allowed call runs as written ("What time is it, and add lunch on
+                # Friday at 1pm": current_time, then calendar_add_event).
                 retry_tools = self._retry_tools(routing, [call for _, call in calls])
                 for call_id, call in calls:
                     yield {"type": "tool_call", "id": f"{call_id}_off_topic", "name": call.name,
@@ -358,14 +358,15 @@ class Agent:
 
     def _retry_tools(self, routing: Routing, held: list) -> tuple[str, ...]:
         """The tools a routed first step is asked again to call, its calls outside the routing held
-        back: the routed tools that only read when every held call read (an offered tool without side
-        effects), else every routed tool (a call that acts, or one of a tool nobody offered)."""
+        back: the named topics' tools and the tools of no topic, only those that read when every held
+        call read (an offered tool without side effects; a call that acts, or of a tool nobody offered,
+        keeps them all)."""
         offered = {tool.name: tool for tool in self.active_tools()}
         if all(call.name in offered and not offered[call.name].side_effects for call in held):
-            reading = tuple(name for name in routing.tools if not offered[name].side_effects)
+            reading = tuple(name for name in routing.topic_tools if not offered[name].side_effects)
             if reading:
                 return reading
-        return routing.tools
+        return routing.topic_tools
 
     def _final(self, text: str, steps: int, cancelled: bool = False, answered_from_results: bool = False,
                answered_without_tools: bool = False, stopped_repeating: Loop | None = None) -> dict:

@@ -5,8 +5,10 @@ with the wrong kind of tool (bench/tasks-done.md, issue 41): current_time for "H
 is 26.2 miles?", notes_list for "what's on my calendar this week?", notes_create for "add pay
 council tax to my todos". Yet such messages name their topic outright: two units of one kind, "my
 calendar", "my todos", "a note", "the file", "BotPsy". When a message names one or more topics,
-the first step's call grammar offers only those topics' tools and the tools of no topic (the
-calculator, a host page's tools); when it names none, every tool stays. Only the grammar changes:
+the first step's call grammar offers only those topics' tools, the tools of no topic (the
+calculator, a host page's tools) and every tool that reads the person's own data (notes, events,
+to-dos, files: a request about one topic often starts by reading another, "Note the hotel the
+reviews recommend"); when it names none, every tool stays. Only the grammar changes:
 the prompt's tool list is the same for every request (so a shipped prompt state still fits), later
 steps may call any tool, and the model may answer in words.
 
@@ -52,6 +54,9 @@ TOPIC_WORDS: dict[str, tuple[str, ...]] = {
     "messages": ("email", "emails", "e-mail", "message", "messages", "outbox", "draft", "drafts", "send"),
     "web": ("url", "website", "web page", "webpage", "http", "https"),
 }
+# Tools that read the person's own data: a first step may call them whatever topics the message names.
+PERSONAL_DATA_READS = ("notes_search", "notes_list", "notes_read", "calendar_list_events", "calendar_free_slots",
+                       "todo_list", "files_list", "files_read", "files_search", "outbox_list")
 _TYPO_MIN_LENGTH = 6
 # Unit spellings that are everyday words or too short to mean a unit on their own.
 _NOT_UNIT_WORDS = {"in", "at", "am", "pm", "a", "an", "is", "it", "do", "or", "us", "me", "my", "no", "so", "to",
@@ -62,10 +67,13 @@ _NOT_CONVERSION_DIMENSIONS = {"time"}
 
 @dataclass(frozen=True)
 class Routing:
-    """The topics a message names and the offered tools its first step may call (all, when none)."""
+    """The topics a message names, the offered tools its first step may call (all, when none), and
+    of those the named topics' own and the tools of no topic (`topic_tools`: what a first step that
+    called none of `tools` is asked again to call)."""
     topics: tuple[str, ...]
     tools: tuple[str, ...]
     restricted: bool
+    topic_tools: tuple[str, ...] = ()
 
     def as_event(self) -> dict:
         return {"topics": list(self.topics), "tools": list(self.tools)}
@@ -123,6 +131,7 @@ def route(message: str, offered: list[str]) -> Routing:
     topic_of = {tool: topic for topic, tools in TOPIC_TOOLS.items() for tool in tools}
     topics = [topic for topic in topics_named_in(message) if any(topic_of.get(name) == topic for name in offered)]
     if not topics:
-        return Routing((), tuple(offered), restricted=False)
-    allowed = tuple(name for name in offered if topic_of.get(name) in (None, *topics))
-    return Routing(tuple(topics), allowed, restricted=len(allowed) < len(offered))
+        return Routing((), tuple(offered), restricted=False, topic_tools=tuple(offered))
+    own = tuple(name for name in offered if topic_of.get(name) in (None, *topics))
+    allowed = tuple(name for name in offered if name in own or name in PERSONAL_DATA_READS)
+    return Routing(tuple(topics), allowed, restricted=len(allowed) < len(offered), topic_tools=own)

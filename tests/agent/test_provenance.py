@@ -73,7 +73,7 @@ def note_written_after(*earlier_outputs):
     """Turn 1: the model saves a note (after reading the file, or straight away); returns the store."""
     store, transfers = MemoryStore(), []
     agent = make_agent([*earlier_outputs, SAVE_NOTE, "Saved."], Person(approve=True), store, transfers)
-    events = run(agent, "Summarise the meeting minutes and keep what matters")  # names no file: the model reads it, or not
+    events = run(agent, "Summarise the minutes and keep what matters")  # names no file (nor a topic): the model reads it, or not
     return store, events
 
 

@@ -62,10 +62,15 @@ def test_a_conversion_is_two_units_of_one_kind(message, conversion):
     assert names_a_conversion(message) is conversion
 
 
-def test_a_routed_step_may_call_its_topics_tools_and_the_tools_of_no_topic():
+TODOS_ROUTED = {"calculator", "todo_add", "todo_list",  # the topic's tools and the tools of no topic
+                "notes_search", "notes_list", "calendar_list_events", "files_list", "files_read", "files_search"}
+
+
+def test_a_routed_step_may_call_its_topics_tools_the_tools_of_no_topic_and_any_read_of_the_persons_data():
     routing = route("add pay council tax to my todos", DEFAULTS)
     assert routing.restricted and routing.topics == ("todos",)
-    assert routing.tools == ("calculator", "todo_add", "todo_list")
+    assert set(routing.tools) == TODOS_ROUTED
+    assert routing.topic_tools == ("calculator", "todo_add", "todo_list")
 
 
 def test_a_message_naming_no_topic_keeps_every_tool():
@@ -113,11 +118,11 @@ def test_the_first_steps_grammar_offers_the_named_topics_tools_and_later_steps_e
     events = run(agent, "add pay council tax to my todos")
 
     first, second = agent.model.options
-    assert callable_in(first) == {"calculator", "todo_add", "todo_list"}
+    assert callable_in(first) == TODOS_ROUTED
     assert callable_in(second) == set(DEFAULTS)
     final = events[-1]
-    assert final["type"] == "final" and final["first_step_tools"] == {
-        "topics": ["todos"], "tools": ["calculator", "todo_add", "todo_list"]}
+    assert final["type"] == "final" and final["first_step_tools"]["topics"] == ["todos"]
+    assert set(final["first_step_tools"]["tools"]) == TODOS_ROUTED
 
 
 def test_routing_changes_the_grammar_but_never_the_prompt():
@@ -126,7 +131,8 @@ def test_routing_changes_the_grammar_but_never_the_prompt():
     run(unrouted, "what's on my calendar this week?")
     assert routed.model.prompts == unrouted.model.prompts
     assert callable_in(unrouted.model.options[0]) == set(DEFAULTS)
-    assert callable_in(routed.model.options[0]) == {"calculator", "calendar_add_event", "calendar_list_events"}
+    assert callable_in(routed.model.options[0]) == set(DEFAULTS) - {"current_time", "convert_units", "notes_create",
+                                                                    "todo_add", "search_docs"}
 
 
 def test_an_unrouted_turn_says_nothing_about_routing():
@@ -173,13 +179,29 @@ def test_a_first_call_of_the_named_topics_runs_as_written():
 
 
 def test_a_held_back_read_is_asked_again_as_a_read_of_the_named_topics():
-    # a question stays a question: the routed tools that act are not offered to the retry
-    agent = make_agent([call("notes_search", query="landlord"), call("calendar_list_events"),
+    # a question stays a question: the topic's tools that act are not offered to the retry
+    agent = make_agent([call("current_time", timezone="Tokyo"), call("calendar_list_events"),
                         "Nothing with the landlord this week."])
     events = run(agent, "When am I meeting the landlord?")
     held = next(event for event in events if event["type"] == "tool_call" and event["id"].endswith("_off_topic"))
-    assert held["name"] == "notes_search" and held["error"].endswith("call one of calculator, calendar_list_events")
+    assert held["name"] == "current_time" and held["error"].endswith("call one of calculator, calendar_list_events")
     assert callable_in(agent.model.options[1]) == {"calculator", "calendar_list_events"}
+
+
+def test_a_read_of_the_persons_data_is_never_held_back():
+    # "put the plumber's number on my todo list": the number is in a note, so the first step reads the notes
+    agent = make_agent([call("notes_search", query="plumber"), "I found no plumber in your notes."])
+    events = run(agent, "put the plumber's number on my todo list")
+    assert [event["name"] for event in events if event["type"] == "tool_result"] == ["notes_search"]
+    assert not [event for event in events if event["type"] == "tool_call" and event.get("error")]
+
+
+def test_a_step_with_one_call_of_the_named_topics_runs_every_call_as_written():
+    agent = make_agent([call("current_time") + "\n" + call("calendar_add_event", title="Lunch", start="friday 13:00"),
+                        "It is 10:00; lunch is in."])
+    events = run(agent, "What time is it, and add lunch on Friday at 1pm")
+    assert [event["name"] for event in events if event["type"] == "tool_call"] == ["current_time", "calendar_add_event"]
+    assert not [event for event in events if event["type"] == "tool_call" and event.get("error")]
 
 
 def test_a_held_back_call_that_acts_or_names_no_tool_is_asked_again_with_every_routed_tool():
