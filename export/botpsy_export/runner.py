@@ -5,6 +5,7 @@ import onnxruntime as ort
 
 from .appending_graph import NUM_LOGITS
 from .architectures import StateSpec
+from .exact_int8 import exact_int8_session
 
 
 class OnnxStepper:
@@ -14,7 +15,7 @@ class OnnxStepper:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.log_severity_level = 3
-        self.session = ort.InferenceSession(str(graph_path), options, providers=["CPUExecutionProvider"])
+        self.session = exact_int8_session(graph_path, options)
         self.specs = state_specs
         self.position_rows = self._position_rows()
         self.reset()

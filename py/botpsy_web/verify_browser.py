@@ -55,14 +55,14 @@ class ReferenceModel:
 
     def __init__(self, folder: Path, dtype: str):
         import onnxruntime as ort
+        from botpsy_export.exact_int8 import exact_int8_session
 
         manifest = read_manifest(folder)
         if dtype not in manifest["dtypes"]:
             raise ValueError(f"dtype {dtype!r} is not in {folder}; it has {', '.join(manifest['dtypes'])}")
         options = ort.SessionOptions()
         options.log_severity_level = 3
-        self.session = ort.InferenceSession(str(Path(folder) / manifest["dtypes"][dtype]["file"]), options,
-                                            providers=["CPUExecutionProvider"])
+        self.session = exact_int8_session(Path(folder) / manifest["dtypes"][dtype]["file"], options)
         self.manifest = manifest
         self.inputs = manifest.get("inputs", {})
         self.logits_name = manifest.get("outputs", {}).get("logits", "logits")
