@@ -8,7 +8,7 @@ The JSON summary (`botpsy-web eval --json` prints it as its last line):
                   "pytorch": {"free": {category: 0..1, "overall": 0..1}}},
      "unparsed_calls": {"browser": {dtype: {mode: n}}, "pytorch": {"free": n}},
      "calls_by_opening": same nesting, {opening: n}: every call read (parsed or not) by how it
-                        opened: "tool_call_tag", "function_tag", "bare_json", "fenced_json",
+                        opened: "tool_call_tag", "function_tag", "bare_json", "fenced_json", "double_braced_json",
      "failed_generations": same nesting: cases whose generation failed (counted wrong; the reason is in the outputs),
      "mean_prompt_tokens" / "mean_output_tokens" / "seconds_per_engine": same nesting as unparsed_calls,
      "fp32_vs_pytorch": {"compared": n, "same_tokens": n, "differing": [{"id", "browser_correct", "pytorch_correct"}]}

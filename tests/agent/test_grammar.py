@@ -412,7 +412,12 @@ def fenced_call(name, arguments):
     return f"```json\n{bare_call(name, arguments)}\n```"
 
 
-UNTAGGED = {"bare_json": bare_call, "fenced_json": fenced_call}
+def double_braced_call(name, arguments):
+    """As the Qwen2.5-Coder-1.5B GGUF's template spells the format, and the 1.5B copies it."""
+    return "{" + bare_call(name, arguments) + "}"
+
+
+UNTAGGED = {"bare_json": bare_call, "fenced_json": fenced_call, "double_braced_json": double_braced_call}
 
 
 def untagged_grammar(tools, mode="auto"):

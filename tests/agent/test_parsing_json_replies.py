@@ -41,6 +41,10 @@ CALL_REPLIES = {
     "plain fence, whitespace around": (f"\n```\n  {CALL_JSON}\n```\n", "fenced_json"),
     "fence with spaces before its newline": (f"```json  \n{json.dumps(CALL, indent=2)}\n```", "fenced_json"),
     "fence cut off by the end of the output": (f"```json\n{CALL_JSON}\n``", "fenced_json"),
+    # The Qwen2.5-Coder-1.5B GGUF's template shows the format in doubled braces; the 1.5B copies it.
+    "doubled braces": ("{" + CALL_JSON + "}", "double_braced_json"),
+    "doubled braces, more closed than opened": ("{" + CALL_JSON + "}}}\n", "double_braced_json"),
+    "doubled braces, none closed after the object": ("{" + CALL_JSON, "double_braced_json"),
 }
 
 
@@ -71,6 +75,8 @@ PROSE_REPLIES = {
     "a python fence": "```python\nprint(17 / 100 * 2340)\n```",
     "a JSON fence holding a list": '```json\n[{"name": "calculator"}]\n```',
     "plain text": "397.8",
+    "doubled braces with prose after them": "{" + CALL_JSON + "} and that is the call",
+    "a template placeholder": "{{ name }} is a placeholder",
 }
 
 

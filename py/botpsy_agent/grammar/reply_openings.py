@@ -3,6 +3,7 @@ the parser's side is parsing/json_reply.py), as Qwen2.5-Coder writes them:
 
     {"name": "NAME", "arguments": {...}}
     ```json\\n{"name": "NAME", "arguments": {...}}\\n```
+    {{"name": "NAME", "arguments": {...}}}
 
 The start of a reply is free text, so this cannot be one more trigger of the structural tag:
 xgrammar's triggers fire anywhere in the text, and JSON later in a reply is prose. Spelling
@@ -22,7 +23,7 @@ irrelevance 3 of 5 right free, 1 of 5 forced; bench/RESULTS.md, issue 26).
 
 from __future__ import annotations
 
-from ..parsing.json_reply import BARE_JSON, FENCED_JSON, OPENING_STATES, START, WHITESPACE
+from ..parsing.json_reply import BARE_JSON, DOUBLE_BRACED_JSON, FENCED_JSON, OPENING_STATES, START, WHITESPACE
 from .ebnf import Rules, char_class, literal
 
 FENCE_CLOSE = "\n```"
@@ -39,7 +40,8 @@ def untagged_call_grammar(rules: Rules, rests: dict[str, str]) -> str:
         return "(" + " | ".join(f"{literal(name + chr(34))} {rest}{end}" for name, rest in rests.items()) + ")"
 
     ends = {BARE_JSON: rules.add("bare_call", names("")),
-            FENCED_JSON: rules.add("fenced_call", names(f" {literal(FENCE_CLOSE)}"))}
+            FENCED_JSON: rules.add("fenced_call", names(f" {literal(FENCE_CLOSE)}")),
+            DOUBLE_BRACED_JSON: rules.add("double_braced_call", names(f" {literal('}')}"))}
     states = {state: rules.reserve(f"opening_{state}") for state in OPENING_STATES}
     for state, transitions in OPENING_STATES.items():
         rules.define(states[state], " | ".join(f"{char_class(chars)} {ends.get(target) or states[target]}"
@@ -58,5 +60,6 @@ def untagged_call_watch(names: list[str], call_grammar: str | None) -> dict:
     ("Here it is: ```python ...") stay free."""
     if call_grammar is None:
         return {"forbid": True, "refusedStarts": REFUSED_STARTS, "whitespace": WHITESPACE}
-    return {"openings": OPENING_STATES, "start": START, "accepts": [BARE_JSON, FENCED_JSON], "tools": names,
+    return {"openings": OPENING_STATES, "start": START, "accepts": [BARE_JSON, FENCED_JSON, DOUBLE_BRACED_JSON],
+            "tools": names,
             "grammar": call_grammar}

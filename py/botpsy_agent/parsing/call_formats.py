@@ -28,8 +28,9 @@ _FUNCTION = re.compile(r"<function=([^>\n]*)>")
 
 
 # How a call was opened: <tool_call>...</tool_call>, a bare Qwen XML <function=...> block,
-# or (hermes_json) a reply that is one JSON object, bare or in a ```json fence (json_reply.py).
-OPENINGS = ("tool_call_tag", "function_tag", "bare_json", "fenced_json")
+# or (hermes_json) a reply that is one JSON object, bare, in a ```json fence or in doubled
+# braces (json_reply.py).
+OPENINGS = ("tool_call_tag", "function_tag", "bare_json", "fenced_json", "double_braced_json")
 
 
 @dataclass

@@ -9,6 +9,12 @@ or exactly one fenced block holding one:
     {"name": "calculator", "arguments": {"expression": "0.17 * 2340"}}
     ```
 
+or the object in doubled braces, as the chat template of the Qwen2.5-Coder-1.5B GGUF spells
+the format in its system prompt (`{{"name": <function-name>, "arguments": ...}}`, a Python
+format string's escapes left in) and the 1.5B then writes it:
+
+    {{"name": "calculator", "arguments": {"expression": "0.17 * 2340"}}}
+
 What counts (llama.cpp's Hermes parser accepts these openings too, and its grammar triggers
 on them only at the start of the output):
 - the reply's visible text (what follows a <think> block, if any) starts, after whitespace,
@@ -22,7 +28,8 @@ on them only at the start of the output):
   answer. Spaces count: asked who wrote Pride and Prejudice, Qwen2.5-Coder-0.5B replied
   `{"name": "Pride and Prejudice", "arguments": {...}}`;
 - after the object comes only whitespace, or, in a fence, whitespace, the closing "```"
-  (which the end of the output may cut short) and whitespace.
+  (which the end of the output may cut short) and whitespace, or, in doubled braces, closing
+  braces and whitespace (the 1.5B closes with one to three more than it opened).
 Anything else is prose: JSON in the middle of a sentence, a fenced block with prose before or
 after it, an object with an unknown name and no arguments (JSON data: `{"name": "Alice Smith",
 "age": 31}`), a second object. A reply that reads as a call of an offered tool but does not
@@ -46,7 +53,8 @@ import string
 
 from .call_formats import JsonStringScan, ParsedCall, Schemas, decode_hermes_json
 
-BARE_JSON, FENCED_JSON = "bare_json", "fenced_json"  # the openings, as ParsedCall.opening names them
+# the openings, as ParsedCall.opening names them
+BARE_JSON, FENCED_JSON, DOUBLE_BRACED_JSON = "bare_json", "fenced_json", "double_braced_json"
 WHITESPACE = " \t\n\r"
 START = "start"
 CUT_OFF = "the tool call was cut off before it was complete"
@@ -80,7 +88,11 @@ OPENING_STATES: dict[str, dict[str, str]] = {
     "fenced_line": {WHITESPACE: "fenced_line", "{": "fenced_brace"},
     **_object_states("bare", BARE_JSON),
     **_object_states("fenced", FENCED_JSON),
+    **_object_states("double", DOUBLE_BRACED_JSON),
 }
+OPENING_STATES["bare_brace"]["{"] = "double_brace"
+# Where the call object starts: at the last "{" read in one of these states.
+_OBJECT_OPENERS = (START, "fenced_line", "bare_brace")
 
 
 def next_state(state: str, char: str) -> str | None:
@@ -94,7 +106,7 @@ class JsonReply:
         self.tool_names = tuple(tool_names)
         self.held = ""
         self.prose = False
-        self.opening: str | None = None  # BARE_JSON | FENCED_JSON once the opening is complete
+        self.opening: str | None = None  # BARE_JSON | FENCED_JSON | DOUBLE_BRACED_JSON once complete
         self.name: str | None = None     # the tool's name once its string is closed
         self._state = START
         self._read = 0                   # characters of `held` looked at so far
@@ -149,11 +161,11 @@ class JsonReply:
             target = next_state(self._state, char)
             if target is None:
                 return False
-            if char == "{" and self._state in (START, "fenced_line"):
+            if char == "{" and self._state in _OBJECT_OPENERS:
                 self._object_start = self._read
             self._state = target
             self._read += 1
-            if target in (BARE_JSON, FENCED_JSON):
+            if target in (BARE_JSON, FENCED_JSON, DOUBLE_BRACED_JSON):
                 self.opening, self._name_start = target, self._read
         if self.name is None:
             if not self._read_name():
@@ -186,6 +198,8 @@ class JsonReply:
 
     def _only_the_end_follows(self, after: str) -> bool:
         rest = after.lstrip()
+        if self.opening == DOUBLE_BRACED_JSON:
+            return not rest.replace("}", "").strip()
         if self.opening == BARE_JSON or not rest:
             return not rest
         if rest.startswith(FENCE):
