@@ -70,8 +70,9 @@ case "$command" in
     setup_web_server
     # Two workers, each taking whole test files (module fixtures load a model once): much of
     # the suite waits on one browser thread, so two keep both cores busy. BOTPSY_TEST_WORKERS=0
-    # runs in one process; later pytest args (-n N) override it.
-    exec .venv/bin/python -m pytest -n "${BOTPSY_TEST_WORKERS:-2}" --dist loadfile "$@"
+    # runs in one process; later pytest args (-n N) override it. The slowest files' tests are
+    # listed at the end, so a CI log says where its minutes went.
+    exec .venv/bin/python -m pytest -n "${BOTPSY_TEST_WORKERS:-2}" --dist loadfile --durations=30 "$@"
     ;;
   *)
     echo "usage: ./run.sh demo [--port N]   |   ./run.sh test [pytest args]" >&2
