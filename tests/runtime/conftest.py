@@ -16,7 +16,8 @@ async ({key, folderUrl, backend, dtype}) => {
   const stages = [];
   const info = await client.load(folderUrl, {backend, dtype, onProgress: (p) => stages.push(p.stage)});
   return {backend: info.backend, dtype: info.dtype, threads: info.threads, reason: info.reason,
-          cacheMode: info.cacheMode, architecture: info.architecture, eosTokenIds: info.eosTokenIds, stages};
+          cacheMode: info.cacheMode, architecture: info.architecture, eosTokenIds: info.eosTokenIds, stages,
+          storage: info.storage};
 }
 """
 

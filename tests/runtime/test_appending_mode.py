@@ -125,6 +125,9 @@ def test_a_wasm_load_stores_the_standard_graph_too_so_webgpu_later_loads_offline
     }""", folder_url)
     info = runtime_driver.load(runtime_page, server, folder, key="switch", backend="wasm", dtype="fp32")
     assert info["cacheMode"] == "appending"
+    # Every file stored, or the offline load below cannot work (one CI-like run under load once
+    # found the weights missing there; the report says which store refused what).
+    assert info["storage"]["kept"], info["storage"]
     runtime_page.route(f"**/{folder.name}/**", lambda route: route.abort("internetdisconnected"))
     try:
         info = runtime_driver.load(runtime_page, server, folder, key="switch", backend="webgpu", dtype="fp32")
