@@ -196,7 +196,7 @@ def test_auto_makes_a_call_opened_without_tags_at_the_reply_start_valid(models, 
     assert len(opened) >= 2, runs
     for text in opened:
         [call] = _calls(text, chat_format)
-        assert call.error is None and call.opening in ("bare_json", "fenced_json"), text
+        assert call.error is None and call.opening in ("bare_json", "fenced_json", "double_braced_json"), text
         assert check_arguments(call.arguments, SCHEMAS[call.name]) == [], text
     forbidden = runtime_page.evaluate(SEVERAL, {"key": "smol", "prompt": prompt, "seeds": seeds, "options": {
         **options, "logitsProcessors": [_spec(model, "none")]}})
