@@ -23,7 +23,7 @@ irrelevance 3 of 5 right free, 1 of 5 forced; bench/RESULTS.md, issue 26).
 
 from __future__ import annotations
 
-from ..parsing.json_reply import BARE_JSON, DOUBLE_BRACED_JSON, FENCED_JSON, OPENING_STATES, START, WHITESPACE
+from ..parsing.json_reply import BARE_JSON, DOUBLE_BRACED_JSON, FENCED_JSON, OPENED, OPENING_STATES, START, WHITESPACE
 from .ebnf import Rules, char_class, literal
 
 FENCE_CLOSE = "\n```"
@@ -60,6 +60,5 @@ def untagged_call_watch(names: list[str], call_grammar: str | None) -> dict:
     ("Here it is: ```python ...") stay free."""
     if call_grammar is None:
         return {"forbid": True, "refusedStarts": REFUSED_STARTS, "whitespace": WHITESPACE}
-    return {"openings": OPENING_STATES, "start": START, "accepts": [BARE_JSON, FENCED_JSON, DOUBLE_BRACED_JSON],
-            "tools": names,
+    return {"openings": OPENING_STATES, "start": START, "accepts": list(OPENED), "tools": names,
             "grammar": call_grammar}

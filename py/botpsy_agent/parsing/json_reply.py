@@ -29,7 +29,7 @@ on them only at the start of the output):
   `{"name": "Pride and Prejudice", "arguments": {...}}`;
 - after the object comes only whitespace, or, in a fence, whitespace, the closing "```"
   (which the end of the output may cut short) and whitespace, or, in doubled braces, closing
-  braces and whitespace (the 1.5B closes with one to three more than it opened).
+  braces and whitespace (the 1.5B closed with one or two more than it opened).
 Anything else is prose: JSON in the middle of a sentence, a fenced block with prose before or
 after it, an object with an unknown name and no arguments (JSON data: `{"name": "Alice Smith",
 "age": 31}`), a second object. A reply that reads as a call of an offered tool but does not
@@ -55,6 +55,7 @@ from .call_formats import JsonStringScan, ParsedCall, Schemas, decode_hermes_jso
 
 # the openings, as ParsedCall.opening names them
 BARE_JSON, FENCED_JSON, DOUBLE_BRACED_JSON = "bare_json", "fenced_json", "double_braced_json"
+OPENED = (BARE_JSON, FENCED_JSON, DOUBLE_BRACED_JSON)  # the automaton's states where an opening is complete
 WHITESPACE = " \t\n\r"
 START = "start"
 CUT_OFF = "the tool call was cut off before it was complete"
@@ -75,7 +76,7 @@ def _object_states(prefix: str, accept: str) -> dict[str, dict[str, str]]:
     return states
 
 
-# state -> {characters: next state}; BARE_JSON and FENCED_JSON are where an opening is complete.
+# state -> {characters: next state}; OPENED are where an opening is complete.
 OPENING_STATES: dict[str, dict[str, str]] = {
     START: {WHITESPACE: START, "`": "fence1", "{": "bare_brace"},
     "fence1": {"`": "fence2"},
@@ -90,7 +91,7 @@ OPENING_STATES: dict[str, dict[str, str]] = {
     **_object_states("fenced", FENCED_JSON),
     **_object_states("double", DOUBLE_BRACED_JSON),
 }
-OPENING_STATES["bare_brace"]["{"] = "double_brace"
+OPENING_STATES["bare_brace"]["{"] = "double_brace"  # a second "{" opens the doubled-brace form
 # Where the call object starts: at the last "{" read in one of these states.
 _OBJECT_OPENERS = (START, "fenced_line", "bare_brace")
 
@@ -165,7 +166,7 @@ class JsonReply:
                 self._object_start = self._read
             self._state = target
             self._read += 1
-            if target in (BARE_JSON, FENCED_JSON, DOUBLE_BRACED_JSON):
+            if target in OPENED:
                 self.opening, self._name_start = target, self._read
         if self.name is None:
             if not self._read_name():
