@@ -11,6 +11,8 @@ import shutil
 
 import pytest
 
+from botpsy_web.verify_browser import open_harness
+
 FILLER = ("The lighthouse keeper climbed the stairs every evening, counted the ships on the horizon, "
           "wrote their names in a book and watched the weather change over the grey northern sea. ") * 4
 
@@ -115,25 +117,27 @@ def test_an_appending_graph_that_cannot_be_loaded_falls_back_to_the_standard_gra
 
 
 def test_a_wasm_load_stores_the_standard_graph_too_so_webgpu_later_loads_offline(
-        runtime_page, server, exported_model, runtime_driver):
-    folder = edited_copy(exported_model("tiny-qwen3.5"), "backend-switch", lambda manifest, copy: None)
-    folder_url = f"{server}/models/{folder.name}/"
-    runtime_page.evaluate("""async (url) => {
-      const client = new window.botpsyRuntime.ModelClient();
-      await client.deleteModel(url);
-      client.terminate();
-    }""", folder_url)
-    info = runtime_driver.load(runtime_page, server, folder, key="switch", backend="wasm", dtype="fp32")
-    assert info["cacheMode"] == "appending"
-    # Every file stored, or the offline load below cannot work (one CI-like run under load once
-    # found the weights missing there; the report says which store refused what).
-    assert info["storage"]["kept"], info["storage"]
-    runtime_page.route(f"**/{folder.name}/**", lambda route: route.abort("internetdisconnected"))
+        browser, open_guarded_page, server, exported_model, runtime_driver):
+    # A page of its own: the module's page has stored this module's other folders (smollm2's fp32
+    # weights twice), and a private context's quota then refused these weights ("Quota exceeded").
+    context, page, guard = open_guarded_page(browser)
     try:
-        info = runtime_driver.load(runtime_page, server, folder, key="switch", backend="webgpu", dtype="fp32")
-        assert (info["backend"], info["cacheMode"]) == ("webgpu", "standard")
-        result = runtime_driver.generate(runtime_page, "The capital of France is", key="switch", maxTokens=3)
-        assert len(result["tokens"]) == 3
+        page.set_default_timeout(300_000)
+        open_harness(page, server)
+        _loads_offline_on_webgpu_after_a_wasm_load(page, server, exported_model, runtime_driver)
     finally:
-        runtime_page.unroute(f"**/{folder.name}/**")
-        runtime_page.evaluate("() => window.clients.switch.terminate()")
+        context.close()
+    guard.assert_clean()
+
+
+def _loads_offline_on_webgpu_after_a_wasm_load(page, server, exported_model, runtime_driver):
+    folder = edited_copy(exported_model("tiny-qwen3.5"), "backend-switch", lambda manifest, copy: None)
+    info = runtime_driver.load(page, server, folder, key="switch", backend="wasm", dtype="fp32")
+    assert info["cacheMode"] == "appending"
+    # Every file stored, or the offline load below cannot work; the report says which store refused what.
+    assert info["storage"]["kept"], info["storage"]
+    page.route(f"**/{folder.name}/**", lambda route: route.abort("internetdisconnected"))
+    info = runtime_driver.load(page, server, folder, key="switch", backend="webgpu", dtype="fp32")
+    assert (info["backend"], info["cacheMode"]) == ("webgpu", "standard")
+    result = runtime_driver.generate(page, "The capital of France is", key="switch", maxTokens=3)
+    assert len(result["tokens"]) == 3

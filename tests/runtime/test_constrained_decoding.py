@@ -198,10 +198,10 @@ def test_auto_makes_a_call_opened_without_tags_at_the_reply_start_valid(models, 
         [call] = _calls(text, chat_format)
         assert call.error is None and call.opening in ("bare_json", "fenced_json", "double_braced_json"), text
         assert check_arguments(call.arguments, SCHEMAS[call.name]) == [], text
-    forbidden = runtime_page.evaluate(SEVERAL, {"key": "smol", "prompt": prompt, "seeds": seeds, "options": {
-        **options, "logitsProcessors": [_spec(model, "none")]}})
     # Under "none" the reply may not start with an object, an array or a fence, whatever it would name:
-    # no call, offered or invented, and the replies are words.
+    # no call, offered or invented, and the replies are words. Its start decides that: 16 tokens.
+    forbidden = runtime_page.evaluate(SEVERAL, {"key": "smol", "prompt": prompt, "seeds": seeds, "options": {
+        **options, "maxTokens": 16, "logitsProcessors": [_spec(model, "none")]}})
     assert all(_calls(text, chat_format) == [] and not UNTAGGED_OBJECT.match(text) for text in forbidden), forbidden
 
 
