@@ -16,7 +16,8 @@ decode is also measured one token per call (draftTokens 0), with how many guesse
 whether the tokens were the same. Memory is `performance.measureUserAgentSpecificMemory()`
 on the engine's page (cross-origin isolated): the JS heaps and WebAssembly memories of the
 page and its dedicated workers, as Chromium attributes them, after the decode figures.
-Prints a table of figures and ratios (bench_report.py); with --json the last line is one
+--scenarios measures some of them only (prefill, decode, agent, returning-visitor, constrained; load
+always). Prints a table of figures and ratios (bench_report.py); with --json the last line is one
 JSON object. Figures are medians of --repeats runs; generation is greedy and always produces
 the requested number of tokens (EOS does not stop it).
 """
@@ -54,6 +55,8 @@ AGENT_TURNS = ("What is on my calendar tomorrow?",
                "Move the dentist appointment to Friday at 10.",
                "And remind me the evening before, please.")
 AGENT_REPLY_TOKENS = 32
+# What one bench run measures, in order (--scenarios picks some: a quicker run, or one figure again).
+SCENARIOS = ("prefill", "decode", "agent", "returning-visitor", "constrained")
 
 
 # --- prompts, as token ids (the same ids go to both engines) --------------------
@@ -248,49 +251,25 @@ def log_run(engine: str, run: int, result: dict):
             f"{generated_tokens(result)} tokens in {result['totalMs'] / 1000:.2f} s")
 
 
-def measure_backend(context, base_url, engines, load_options, prompts, repeats) -> EngineRuns:
-    """The figures of every scenario; after Ctrl+C, those of the scenarios that finished (runs.interrupted)."""
+def measure_backend(context, base_url, engines, load_options, prompts, repeats, scenarios=SCENARIOS) -> EngineRuns:
+    """The figures of the scenarios asked for (load always); after Ctrl+C, those of the scenarios that
+    finished (runs.interrupted)."""
     runs = EngineRuns(context, base_url, engines, load_options, prompts)
     runs.interrupted = False
     try:
-        for length in PREFILL_LENGTHS:
-            log(f"  prefill {length} tokens")
-            results = runs.alternate(repeats, lambda e, page, run: page.generate(prompts.plain(length, run), 1))
-            runs.record(f"prefill_tok_s_{length}", results, lambda r: length / (r["ttftMs"] / 1000))
-
-        log(f"  decode {DECODE_TOKENS} tokens")
-        chat = prompts.chat([{"role": "user", "content": "Tell me a long story about a lighthouse keeper."}])
-        measure_decode(runs, repeats, "decode_tok_s", lambda run: chat, DECODE_TOKENS, record_ttft=True)
-
-        log(f"  decode {LONG_CONTEXT_DECODE_TOKENS} tokens after {LONG_CONTEXT} tokens of context")
-        measure_decode(runs, repeats, f"decode_tok_s_after_{LONG_CONTEXT}",
-                       lambda run: prompts.plain(LONG_CONTEXT, variant=100 + run), LONG_CONTEXT_DECODE_TOKENS)
-
-        for engine, page in runs.pages.items():
-            memory = page.call("memory")
-            if memory:
-                runs.figures[engine].update(memory_bytes=memory["bytes"], memory_bytes_workers=memory["workerBytes"])
-                log(f"    {engine} memory: {memory['bytes'] / 1e6:.0f} MB ({memory['workerBytes'] / 1e6:.0f} MB in workers)")
-
-        log("  agent scenario")
-        results = runs.alternate(repeats, lambda engine, page, run: run_agent_variants(engine, page, prompts))
-        for variant in AGENT_VARIANTS:
-            runs.record(f"agent_s_{variant}", {e: [r[variant] for r in rs if variant in r] for e, rs in results.items()},
-                        lambda r: r["seconds"])
-        for engine, variants in results.items():
-            last = variants[-1]
-            for variant, run in last.items():
-                runs.figures[engine][f"agent_reused_tokens_{variant}"] = run["reused"]
-            if "with_reuse" in last:
-                runs.figures[engine]["agent_reuse_gives_identical_tokens"] = (
-                    last["with_reuse"]["replies"] == last["without_reuse"]["replies"])
-
-        log("  returning visitor (our runtime: prompt state stored on the first visit; the others: none to store)")
-        visits = runs.alternate(1, lambda engine, page, run: bench_returning_visitor.measure_returning_visitor(
-            engine, page, load_options, prompts.folder, prompts.encode, repeats, log))
-        for engine, [figures] in visits.items():
-            runs.figures[engine].update(figures)
-        if "botpsy" in runs.pages:
+        if "prefill" in scenarios:
+            measure_prefill(runs, repeats, prompts)
+        if "decode" in scenarios:
+            measure_decodes(runs, repeats, prompts)
+        if "agent" in scenarios:
+            measure_agent(runs, repeats, prompts)
+        if "returning-visitor" in scenarios:
+            log("  returning visitor (our runtime: prompt state stored on the first visit; the others: none to store)")
+            visits = runs.alternate(1, lambda engine, page, run: bench_returning_visitor.measure_returning_visitor(
+                engine, page, load_options, prompts.folder, prompts.encode, repeats, log))
+            for engine, [figures] in visits.items():
+                runs.figures[engine].update(figures)
+        if "constrained" in scenarios and "botpsy" in runs.pages:
             log("  constrained decoding (our runtime: tool-call grammar against none, same prompt)")
             runs.figures["botpsy"].update(bench_constrained.measure_constrained(
                 runs.pages["botpsy"].page, load_options, prompts.folder, repeats, log))
@@ -300,6 +279,45 @@ def measure_backend(context, base_url, engines, load_options, prompts, repeats) 
     finally:
         runs.close(unload=not runs.interrupted)
     return runs
+
+
+def measure_prefill(runs: EngineRuns, repeats, prompts):
+    for length in PREFILL_LENGTHS:
+        log(f"  prefill {length} tokens")
+        results = runs.alternate(repeats, lambda e, page, run: page.generate(prompts.plain(length, run), 1))
+        runs.record(f"prefill_tok_s_{length}", results, lambda r: length / (r["ttftMs"] / 1000))
+
+
+def measure_decodes(runs: EngineRuns, repeats, prompts):
+    """Decode after a short chat prompt and after a long context, then each page's memory."""
+    log(f"  decode {DECODE_TOKENS} tokens")
+    chat = prompts.chat([{"role": "user", "content": "Tell me a long story about a lighthouse keeper."}])
+    measure_decode(runs, repeats, "decode_tok_s", lambda run: chat, DECODE_TOKENS, record_ttft=True)
+
+    log(f"  decode {LONG_CONTEXT_DECODE_TOKENS} tokens after {LONG_CONTEXT} tokens of context")
+    measure_decode(runs, repeats, f"decode_tok_s_after_{LONG_CONTEXT}",
+                   lambda run: prompts.plain(LONG_CONTEXT, variant=100 + run), LONG_CONTEXT_DECODE_TOKENS)
+
+    for engine, page in runs.pages.items():
+        memory = page.call("memory")
+        if memory:
+            runs.figures[engine].update(memory_bytes=memory["bytes"], memory_bytes_workers=memory["workerBytes"])
+            log(f"    {engine} memory: {memory['bytes'] / 1e6:.0f} MB ({memory['workerBytes'] / 1e6:.0f} MB in workers)")
+
+
+def measure_agent(runs: EngineRuns, repeats, prompts):
+    log("  agent scenario")
+    results = runs.alternate(repeats, lambda engine, page, run: run_agent_variants(engine, page, prompts))
+    for variant in AGENT_VARIANTS:
+        runs.record(f"agent_s_{variant}", {e: [r[variant] for r in rs if variant in r] for e, rs in results.items()},
+                    lambda r: r["seconds"])
+    for engine, variants in results.items():
+        last = variants[-1]
+        for variant, run in last.items():
+            runs.figures[engine][f"agent_reused_tokens_{variant}"] = run["reused"]
+        if "with_reuse" in last:
+            runs.figures[engine]["agent_reuse_gives_identical_tokens"] = (
+                last["with_reuse"]["replies"] == last["without_reuse"]["replies"])
 
 
 def measure_decode(runs: EngineRuns, repeats, key, prompt_for, tokens, record_ttft=False):
@@ -395,7 +413,7 @@ def pick_dtype(manifest: dict, backend: str, requested: str | None) -> str:
 
 
 def run_bench(folder: Path, backends: str = "auto", dtype: str | None = None, repeats: int = 3,
-              engines=ENGINES, gguf: Path | None = None) -> dict:
+              engines=ENGINES, gguf: Path | None = None, scenarios=SCENARIOS) -> dict:
     from playwright.sync_api import sync_playwright
 
     folder = Path(folder).resolve()
@@ -406,9 +424,13 @@ def run_bench(folder: Path, backends: str = "auto", dtype: str | None = None, re
     unknown = [name for name in engines if name not in ENGINES]
     if unknown:
         raise ValueError(f"unknown engine(s) {', '.join(unknown)}; known: {', '.join(ENGINES)}")
+    unknown = [name for name in scenarios if name not in SCENARIOS]
+    if unknown or not scenarios:
+        raise ValueError(f"unknown scenario(s) {', '.join(unknown) or '(none given)'}; known: {', '.join(SCENARIOS)}")
     prompts = BenchPrompts(folder)
     report = {"model": manifest.get("name", folder.name), "folder": str(folder),
               "architecture": manifest.get("architecture"), "repeats": repeats,
+              "scenarios": [name for name in SCENARIOS if name in scenarios],
               "machine": {"cpus": os.cpu_count(), "load_average_at_start": list(os.getloadavg())},
               "gguf": None, "backends": {}}
     engines, gguf_path, gguf_error = bench_wllama.engines_and_gguf(manifest, engines, gguf, log)
@@ -439,7 +461,7 @@ def run_bench(folder: Path, backends: str = "auto", dtype: str | None = None, re
                 if gguf_path:
                     load_options.update(ggufUrl=bench_wllama.gguf_url(gguf_path),
                                         contextTokens=wllama_context_tokens(prompts))
-                runs = measure_backend(context, base_url, backend_engines, load_options, prompts, repeats)
+                runs = measure_backend(context, base_url, backend_engines, load_options, prompts, repeats, scenarios)
                 if bench_wllama.ENGINE in runs.figures:
                     runs.figures[bench_wllama.ENGINE]["format"] = f"GGUF {report['gguf']['file_type']}"
                 if gguf_error:
@@ -490,6 +512,8 @@ def register(subparsers):
     parser.add_argument("--repeats", type=int, default=3, help="runs per figure; the median is reported (default 3)")
     parser.add_argument("--engines", default=",".join(ENGINES),
                         help=f"comma-separated engines to measure (default {','.join(ENGINES)})")
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS),
+                        help=f"comma-separated scenarios to measure besides load (default {','.join(SCENARIOS)})")
     parser.add_argument("--gguf", type=Path, metavar="PATH",
                         help="the GGUF wllama runs (default: the GGUF the folder's manifest says it was exported from)")
     parser.set_defaults(func=run)
@@ -500,10 +524,11 @@ def run(args) -> int:
         print(f"error: --repeats must be at least 1, got {args.repeats}")
         return 2
     engines = [name.strip() for name in args.engines.split(",") if name.strip()]
+    scenarios = [name.strip() for name in args.scenarios.split(",") if name.strip()]
     signal.signal(signal.SIGTERM, _interrupt)  # like Ctrl+C: stop, and report what finished
     try:
         report = run_bench(args.folder, backends=args.backends, dtype=args.dtype, repeats=args.repeats,
-                           engines=engines, gguf=args.gguf)
+                           engines=engines, gguf=args.gguf, scenarios=scenarios)
     except (FileNotFoundError, ValueError) as error:
         print(f"error: {error}")
         return 2

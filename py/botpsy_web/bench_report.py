@@ -117,6 +117,8 @@ def format_report(report: dict) -> str:
              f"{report['machine']['cpus']} CPUs, load {_load(report['machine'])}, medians of {report['repeats']}"]
     if report.get("interrupted"):
         lines.append("INTERRUPTED: only the scenarios that finished are in this table")
+    if "scenarios" in report:
+        lines.append(f"scenarios: {', '.join(report['scenarios'])} (--scenarios)")
     if report.get("gguf"):
         lines.append(f"wllama runs {report['gguf']['path']} ({report['gguf']['file_type']})")
     for backend, entry in report["backends"].items():
