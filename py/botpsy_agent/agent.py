@@ -46,7 +46,7 @@ from .results_in_words import result_in_words
 from .safety import (NETWORK_TOOLS, confirmation_reason, mark_untrusted, marking_notice_in, network_refusal,
                      reads_personal_data, without_special_tokens)
 from .tooling import Tool, ToolContext, ToolError
-from .topic_routing import Routing, route
+from .topic_routing import Routing, one_topic_routings, route
 from .validation import check_arguments
 
 
@@ -641,6 +641,21 @@ class Agent:
                                      thinking=prompt_leaves_thinking_open(prompt),
                                      greedy_calls=self.options.greedy_calls)
         return [spec] if spec else []
+
+    def routed_logits_processors(self) -> list[list[dict]]:
+        """The logits processors of the next turn's first step for each message naming one topic
+        (topic_routing.one_topic_routings), distinct ones only: the page's warm-up has the runtime
+        compile their grammars ahead too, so a routed turn's first token waits for none. Empty when
+        turns are not routed."""
+        if not self.options.route_by_topic or self.options.tool_calls not in ("auto", "required"):
+            return []
+        prompt = self.render_prompt(({"role": "user", "content": "A"},))
+        distinct: dict[str, list[dict]] = {}
+        for routing in one_topic_routings([tool.name for tool in self.active_tools()]):
+            processors = self.logits_processors(prompt, tools=routing.tools)
+            if processors:
+                distinct.setdefault(json.dumps(processors, sort_keys=True), processors)
+        return list(distinct.values())
 
 
 REPEATED_CALL = "not run again: the same call as the step before (its result is above)"

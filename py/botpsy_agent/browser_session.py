@@ -157,6 +157,10 @@ class AgentSession:
         the page's warm-up hands them to the runtime, which compiles the grammar ahead."""
         return json.dumps(self.agent.logits_processors())
 
+    def routed_logits_processors(self) -> str:
+        """Agent.routed_logits_processors as JSON: the warm-up compiles these grammars after the prefill."""
+        return json.dumps(self.agent.routed_logits_processors())
+
     def prompt_prefix(self) -> str:
         """What the next turn's prompts start with (Agent.render_prompt_prefix), for the page to prefill."""
         return self.agent.render_prompt_prefix()

@@ -125,13 +125,26 @@ def topics_named_in(message: str) -> list[str]:
     return [topic for topic in TOPIC_TOOLS if topic in named]
 
 
+_TOPIC_OF = {tool: topic for topic, tools in TOPIC_TOOLS.items() for tool in tools}
+
+
 def route(message: str, offered: list[str]) -> Routing:
     """The offered tools the first step of a turn starting with `message` may call. Unrestricted
     when the message names no topic, or none whose tools are offered."""
-    topic_of = {tool: topic for topic, tools in TOPIC_TOOLS.items() for tool in tools}
-    topics = [topic for topic in topics_named_in(message) if any(topic_of.get(name) == topic for name in offered)]
+    return _routing(topics_named_in(message), offered)
+
+
+def one_topic_routings(offered: list[str]) -> list[Routing]:
+    """The restricted routings of messages that name one topic, one per topic with an offered tool:
+    the first-step grammars most turns use, which the page's warm-up compiles ahead."""
+    routings = (_routing([topic], offered) for topic in TOPIC_TOOLS)
+    return [routing for routing in routings if routing.restricted]
+
+
+def _routing(topics: list[str], offered: list[str]) -> Routing:
+    topics = [topic for topic in topics if any(_TOPIC_OF.get(name) == topic for name in offered)]
     if not topics:
         return Routing((), tuple(offered), restricted=False, topic_tools=tuple(offered))
-    own = tuple(name for name in offered if topic_of.get(name) in (None, *topics))
+    own = tuple(name for name in offered if _TOPIC_OF.get(name) in (None, *topics))
     allowed = tuple(name for name in offered if name in own or name in PERSONAL_DATA_READS)
     return Routing(tuple(topics), allowed, restricted=len(allowed) < len(offered), topic_tools=own)

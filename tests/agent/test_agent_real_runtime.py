@@ -5,6 +5,7 @@ renders prompts with the folder's own chat template and finishes its turns."""
 import pytest
 
 PAGE = "/tests/pages/agent-host.html"
+GENERATIONS = "() => window.agentTest.agent.turnStats.generations"  # of the last turn
 
 
 @pytest.fixture(scope="module")
@@ -50,3 +51,21 @@ def test_warming_up_runs_the_system_prompt_and_tools_before_the_first_turn(real_
     # follows them
     assert turn["stats"]["reusedTokens"] >= warmed["promptTokens"] - 2
     assert turn["stats"]["promptTokens"] - turn["stats"]["reusedTokens"] < 45
+
+
+def test_warming_up_compiles_the_grammars_of_turns_routed_to_one_topic(real_model_page, server):
+    page = real_model_page
+    page.goto(server + PAGE)
+    page.evaluate("options => window.startAgent(options)", {
+        "modelUrl": "/models/tiny-qwen3.5/", "storeName": "botpsy-test-routed", "thinking": False,
+        "settings": {"maxTokens": 4, "temperature": 0, "maxSteps": 1}})
+    warmed = page.evaluate("() => window.agentTest.agent.warmUp()")
+    assert warmed["routedGrammars"] >= 4, warmed  # todos, notes, calendar, time, ... of the default tools
+    # A message naming one topic: its first step's grammar was compiled by the warm-up.
+    routed = page.evaluate("text => window.runTurn(text)", "add oat milk to my todos")
+    assert routed["final"]["first_step_tools"]["topics"] == ["todos"]
+    assert page.evaluate(GENERATIONS) == 1 and routed["stats"]["grammarCompileMs"] == 0, routed["stats"]
+    # Two topics at once: a grammar no warm-up compiled, compiled at the turn's first token.
+    both = page.evaluate("text => window.runTurn(text)", "put oat milk in a note and on my todos")
+    assert both["final"]["first_step_tools"]["topics"] == ["notes", "todos"]
+    assert page.evaluate(GENERATIONS) == 1 and both["stats"]["grammarCompileMs"] > 0, both["stats"]

@@ -209,3 +209,23 @@ def test_a_held_back_call_that_acts_or_names_no_tool_is_asked_again_with_every_r
         agent = make_agent([held, call("todo_add", text="pay council tax"), "Added."])
         run(agent, "add pay council tax to my todos")
         assert callable_in(agent.model.options[1]) == {"calculator", "todo_add", "todo_list"}
+
+
+def test_the_warm_up_is_given_the_first_step_grammar_of_each_topic_a_message_may_name():
+    agent = make_agent([])
+    grammars = agent.routed_logits_processors()
+    offered = {frozenset(callable_in({"logitsProcessors": processors})) for processors in grammars}
+    assert len(offered) == len(grammars)  # distinct grammars only
+    routed = {topic: frozenset(route(f"x {word}", DEFAULTS).tools)
+              for topic, word in [("todos", "todos"), ("calendar", "calendar"), ("notes", "note"), ("time", "time")]}
+    assert set(routed.values()) <= offered
+    assert frozenset(DEFAULTS) not in offered  # the unrouted grammar is the warm-up's own
+    # the grammar a routed turn's first step asks for is one of them, bit for bit
+    first_step = make_agent(["Sure."])
+    run(first_step, "add milk to my todos")
+    assert first_step.model.options[0]["logitsProcessors"] in grammars
+
+
+def test_no_grammar_is_warmed_for_turns_that_are_not_routed():
+    assert make_agent([], route_by_topic=False).routed_logits_processors() == []
+    assert make_agent([], tool_calls="none").routed_logits_processors() == []

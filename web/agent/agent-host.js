@@ -267,7 +267,8 @@ export class AgentHost {
    * so far) into the model now, so that the turn computes only the user's message: call it while
    * the person types, and again after changing settings or tools. A turn started meanwhile waits
    * for it and reuses it. Resolves to the model's prefill answer ({promptTokens, reusedTokens,
-   * restoredTokens, prefillMs, cancelled, promptState}), or null for a model without prefill.
+   * restoredTokens, prefillMs, cancelled, promptState, routedGrammars}), or null for a model without
+   * prefill. routedGrammars: how many grammars of first steps routed to one topic were compiled ahead.
    */
   async warmUp() {
     if (typeof this.model.prefill !== "function") return null;
@@ -279,7 +280,25 @@ export class AgentHost {
     const persist = !this.conversation?.messages?.length;
     // The turn's logits processors too: its tool-call grammar is compiled now, not on its first token.
     const logitsProcessors = await this.worker.call("logitsProcessors");
-    return this.model.prefill(prompt, {persist, logitsProcessors});
+    const answer = await this.model.prefill(prompt, {persist, logitsProcessors});
+    return {...answer, routedGrammars: answer?.cancelled ? 0 : await this.#compileRoutedGrammars(prompt)};
+  }
+
+  /**
+   * A message naming one topic ("my todos") has a first step whose grammar offers that topic's tools
+   * (py/botpsy_agent/topic_routing.py): each is compiled now, one per prefill of the prompt just run
+   * (all of it reused, so only the grammar costs), and none once a turn has started: a turn waits
+   * for at most one compile. Resolves to how many were compiled (or found compiled).
+   */
+  async #compileRoutedGrammars(prompt) {
+    let compiled = 0;
+    for (const logitsProcessors of await this.worker.call("routedLogitsProcessors")) {
+      if (this.running) break;
+      const answer = await this.model.prefill(prompt, {persist: false, logitsProcessors});
+      if (answer?.cancelled) break;
+      compiled++;
+    }
+    return compiled;
   }
 
   /** Stops the turn: the current generation ends within a token, a run_python program in

@@ -98,6 +98,7 @@ const handlers = {
   },
   promptPrefix() { return requireSession().prompt_prefix(); },
   logitsProcessors() { return JSON.parse(requireSession().logits_processors()); },
+  routedLogitsProcessors() { return JSON.parse(requireSession().routed_logits_processors()); },
   cancel() { session?.cancel(); },
   newChat() { requireSession().new_chat(); return state(); },
   restoreConversation({dataJson}) { requireSession().restore_conversation(dataJson); return state(); },
