@@ -337,3 +337,21 @@ def test_a_model_loaded_again_after_unload_constrains_again(models, runtime_page
       return texts;
     }""", {"folderUrl": folder_url, "prompt": model["prompt"], "spec": spec})
     assert texts[0] == texts[1] and texts[0].startswith("<tool_call>")
+
+
+def test_prepare_compiles_a_grammar_ahead_and_runs_nothing(models, runtime_page):
+    """prepareLogitsProcessors (the agent's warm-up of routed grammars): the grammar is compiled and
+    cached, the model's state is left as it was; a grammar nobody prepared compiles at the first token."""
+    model = models["qwen"]
+    prepared, unprepared = (_spec(model, "auto", tools=[tool]) for tool in BOUNDED_TOOLS)
+    answer = runtime_page.evaluate("(p) => window.clients.qwen.prepareLogitsProcessors(p)", [prepared])
+    assert answer["prepareMs"] > 0
+    first = _generate(runtime_page, "qwen", model["prompt"], maxTokens=2, logitsProcessors=[prepared])
+    assert first["stats"]["grammarCompileMs"] == 0, first["stats"]
+    other = _generate(runtime_page, "qwen", model["prompt"], maxTokens=2, logitsProcessors=[unprepared])
+    assert other["stats"]["grammarCompileMs"] > 0, other["stats"]
+    # nothing ran: the next generate of the same prompt reuses as much as the one before it did
+    runtime_page.evaluate("(p) => window.clients.qwen.prepareLogitsProcessors(p)", [_spec(model, "none")])
+    again = _generate(runtime_page, "qwen", model["prompt"], maxTokens=2, logitsProcessors=[unprepared])
+    assert again["stats"]["reusedTokens"] == other["stats"]["reusedTokens"] > 0
+    assert again["tokens"] == other["tokens"]

@@ -281,21 +281,21 @@ export class AgentHost {
     // The turn's logits processors too: its tool-call grammar is compiled now, not on its first token.
     const logitsProcessors = await this.worker.call("logitsProcessors");
     const answer = await this.model.prefill(prompt, {persist, logitsProcessors});
-    return {...answer, routedGrammars: answer?.cancelled ? 0 : await this.#compileRoutedGrammars(prompt)};
+    return {...answer, routedGrammars: answer?.cancelled ? 0 : await this.#compileRoutedGrammars()};
   }
 
   /**
    * A message naming one topic ("my todos") has a first step whose grammar offers that topic's tools
-   * (py/botpsy_agent/topic_routing.py): each is compiled now, one per prefill of the prompt just run
-   * (all of it reused, so only the grammar costs), and none once a turn has started: a turn waits
-   * for at most one compile. Resolves to how many were compiled (or found compiled).
+   * (py/botpsy_agent/topic_routing.py): each is compiled now, one per worker message (nothing runs:
+   * the model's state is untouched), and none once a turn has started: a turn waits for at most one
+   * compile. Resolves to how many were compiled (or found compiled).
    */
-  async #compileRoutedGrammars(prompt) {
+  async #compileRoutedGrammars() {
+    if (typeof this.model.prepareLogitsProcessors !== "function") return 0;
     let compiled = 0;
     for (const logitsProcessors of await this.worker.call("routedLogitsProcessors")) {
       if (this.running) break;
-      const answer = await this.model.prefill(prompt, {persist: false, logitsProcessors});
-      if (answer?.cancelled) break;
+      await this.model.prepareLogitsProcessors(logitsProcessors);
       compiled++;
     }
     return compiled;

@@ -96,6 +96,15 @@ export class ModelClient {
     return this.#call(Verbs.PREFILL, {prompt, options: {persist, logitsProcessors}});
   }
 
+  /**
+   * Makes `logitsProcessors` and drops them, running nothing: a grammar is compiled and cached for a later
+   * generate that may name it (the agent's warm-up: the grammars of turns routed to one topic). Queued
+   * like generate. Resolves to {prepareMs}.
+   */
+  prepareLogitsProcessors(logitsProcessors) {
+    return this.#call(Verbs.PREPARE, {logitsProcessors});
+  }
+
   /** Stops the running generate within a token (its stats say stopReason "cancelled"). */
   cancel() {
     return this.#call(Verbs.CANCEL);

@@ -3,7 +3,7 @@
 import {Events, Verbs, errorReply, event, reply} from "./protocol.js";
 import {deleteModel, storageUsage} from "./storage/model-files.js";
 import {loadModel} from "./model/loaded-model.js";
-import {generate, prefill} from "./decode/generation.js";
+import {generate, prefill, prepare} from "./decode/generation.js";
 
 let model = null;          // LoadedModel
 // cancel() stops the running generate (or prefill) and any queued before it: requests with an id up to this.
@@ -56,6 +56,7 @@ const serialHandlers = {
   },
   [Verbs.GENERATE]: runGenerate,
   [Verbs.PREFILL]: runPrefill,
+  async [Verbs.PREPARE](id, {logitsProcessors}) { return prepare(requireModel(), logitsProcessors); },
   async [Verbs.RESET]() { requireModel().prefix.clear(); return true; },
   async [Verbs.UNLOAD]() {
     if (model) { await model.release(); model = null; }

@@ -17,6 +17,8 @@ export const Verbs = Object.freeze({
                             // generates nothing; persist: also stores it for later page loads (prompt-state.js);
                             // logitsProcessors: made (a grammar compiled and cached) for the coming generate
                             //   -> {promptTokens, reusedTokens, restoredTokens, prefillMs, cancelled, promptState}
+  PREPARE: "prepare",       // args: {logitsProcessors}  makes them (a grammar compiled and cached) and drops them, running
+                            //   nothing: for a later generate that may use them  -> {prepareMs}
   CANCEL: "cancel",         // args: {}  stops the running generate within a token
   TOKENIZE: "tokenize",     // args: {text}                               -> number[]
   DETOKENIZE: "detokenize", // args: {ids}                                -> string

@@ -91,6 +91,14 @@ export async function prefill(loaded, promptIds, hooks, {persist = false, logits
           promptState: promptState ? {...promptState.report} : null};
 }
 
+/** Makes logits processors and drops them, running nothing: their setup (a grammar's compile) is then
+ * cached for a later generate that names them. */
+export async function prepare(loaded, logitsProcessors = []) {
+  const started = performance.now();
+  disposeLogitsProcessors(await createLogitsProcessors(logitsProcessors, processorContext(loaded)));
+  return {prepareMs: performance.now() - started};
+}
+
 /**
  * Runs one generation. `hooks`: {isCancelled(), yieldToEvents(), onToken({tokenId, text, logits})}.
  * Returns the stats object of the contract.
