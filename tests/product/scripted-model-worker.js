@@ -74,6 +74,7 @@ const handlers = {
   [Verbs.LOAD]: load,
   [Verbs.GENERATE]: generate,
   [Verbs.PREFILL]: (id, {prompt}) => ({promptTokens: prompt.length, reusedTokens: 0, prefillMs: 0, cancelled: false}),
+  [Verbs.PREPARE]: () => ({prepareMs: 0}),
   [Verbs.CANCEL]: () => { cancelled = true; return true; },
   [Verbs.RESET]: () => true,
   [Verbs.UNLOAD]: () => { manifest = null; return true; },

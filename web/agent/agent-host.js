@@ -288,14 +288,19 @@ export class AgentHost {
    * A message naming one topic ("my todos") has a first step whose grammar offers that topic's tools
    * (py/botpsy_agent/topic_routing.py): each is compiled now, one per worker message (nothing runs:
    * the model's state is untouched), and none once a turn has started: a turn waits for at most one
-   * compile. Resolves to how many were compiled (or found compiled).
+   * compile. Resolves to how many were compiled (or found compiled). A compile that fails ends the loop
+   * quietly: the prefill is done, and a turn that needs that grammar reports the error itself.
    */
   async #compileRoutedGrammars() {
     if (typeof this.model.prepareLogitsProcessors !== "function") return 0;
     let compiled = 0;
     for (const logitsProcessors of await this.worker.call("routedLogitsProcessors")) {
       if (this.running) break;
-      await this.model.prepareLogitsProcessors(logitsProcessors);
+      try {
+        await this.model.prepareLogitsProcessors(logitsProcessors);
+      } catch {
+        break;
+      }
       compiled++;
     }
     return compiled;
