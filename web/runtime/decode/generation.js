@@ -83,7 +83,7 @@ export async function prefill(loaded, promptIds, hooks, {persist = false, logits
   const started = performance.now();
   // The next generation's processors, made now and dropped: a grammar is then compiled
   // (and cached) before the first token is asked for.
-  disposeLogitsProcessors(await createLogitsProcessors(logitsProcessors, processorContext(loaded)));
+  await prepare(loaded, logitsProcessors);
   const {reusedTokens, restoredTokens} = await runPrompt(loaded, promptIds, true, hooks, true);
   const cancelled = runner.processedIds.length < promptIds.length;
   if (persist && !cancelled) await promptState?.save(promptIds);
