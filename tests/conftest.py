@@ -3,6 +3,8 @@ and exported model folders (exported once per test session)."""
 
 import asyncio
 import concurrent.futures
+import hashlib
+import json
 import os
 import shutil
 from pathlib import Path
@@ -166,7 +168,7 @@ def foreign_server_url_if_started():
 @pytest.fixture(scope="session")
 def exported_model(models_dir):
     """exported_model(name, dtypes=TEST_DTYPES) -> folder exported with those dtypes (once per
-    session, and reused from BOTPSY_TEST_MODELS). The default set lives in models_dir/<name>;
+    session, and reused from BOTPSY_TEST_MODELS); `name` is a built-in or TINY_LLAMA. The default set lives in models_dir/<name>;
     another set in models_dir/<name>-<dtype>-<dtype>... A folder is reused only when the stamp
     beside it (models_dir/.<folder>.revision) matches the built-in's current definition
     (`builtin_revision`), so a changed built-in (config, tokenizer) is never tested on an old export."""
@@ -205,21 +207,67 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.timeout(QWEN_CODER_TIMEOUT_S))
 
 
-def _export_unless_current(name: str, dtypes: tuple, out_dir: Path) -> Path:
-    from botpsy_export.builtins import builtin_revision
+# A test-only model beside the built-ins: SmolLM2's architecture (Llama: a KV cache, no
+# snapshots) at toy size with random weights and SmolLM2's tokenizer and chat template. It stands
+# in for SmolLM2 where its 135M parameters cost minutes and its real words are not the point
+# (WebGPU on SwiftShader).
+TINY_LLAMA = "tiny-llama"
+TINY_LLAMA_SEED = 4321
 
-    revision = builtin_revision(name)
+
+def _tiny_llama_config(tokenizer):
+    from transformers import LlamaConfig
+
+    return LlamaConfig(
+        vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=2048,
+        tie_word_embeddings=True, initializer_range=0.1, bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"), pad_token_id=tokenizer.eos_token_id,
+    )
+
+
+def _load_tiny_llama():
+    import torch
+    from transformers import LlamaForCausalLM
+
+    from botpsy_export.architectures import architecture_for
+    from botpsy_export.builtins.smollm2 import smollm2_tokenizer
+    from botpsy_export.sources import LoadedSource
+
+    tokenizer = smollm2_tokenizer()
+    torch.manual_seed(TINY_LLAMA_SEED)
+    model = LlamaForCausalLM(_tiny_llama_config(tokenizer)).eval()
+    return LoadedSource(TINY_LLAMA, TINY_LLAMA, architecture_for(model.config.model_type)(model, tokenizer))
+
+
+def _revision(name: str) -> str:
+    from botpsy_export.builtins import builtin_revision, smollm2
+
+    if name != TINY_LLAMA:
+        return builtin_revision(name)
+    from botpsy_export.builtins.smollm2 import smollm2_tokenizer
+
+    parts = [_tiny_llama_config(smollm2_tokenizer()).to_json_string(use_diff=False), *smollm2.revision_parts(),
+             f"seed {TINY_LLAMA_SEED}"]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:12]
+
+
+def _export_unless_current(name: str, dtypes: tuple, out_dir: Path) -> Path:
+    revision = _revision(name)
     stamp = out_dir.with_name(f".{out_dir.name}.revision")
     if (out_dir / "manifest.json").is_file() and stamp.is_file() and stamp.read_text() == revision:
         return out_dir
 
-    from botpsy_export.api import export_model
+    from botpsy_export.api import export_loaded, export_model
 
     # Export beside the target and rename at the end, so an interrupted export never
     # leaves a half-written folder under the name tests use.
     partial = out_dir.with_name(f".{out_dir.name}.partial-{os.getpid()}")
     shutil.rmtree(partial, ignore_errors=True)
-    export_model(name, partial, dtypes=dtypes, verify=True, progress=False)
+    if name == TINY_LLAMA:
+        export_loaded(_load_tiny_llama(), partial, dtypes=dtypes, verify=True, progress=False)
+    else:
+        export_model(name, partial, dtypes=dtypes, verify=True, progress=False)
     stamp.unlink(missing_ok=True)
     shutil.rmtree(out_dir, ignore_errors=True)
     partial.rename(out_dir)
