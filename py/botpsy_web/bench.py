@@ -15,9 +15,11 @@ from the context several per call (prompt lookup, web/runtime/decode/draft-feede
 decode is also measured one token per call (draftTokens 0), with how many guesses held and
 whether the tokens were the same. Memory is `performance.measureUserAgentSpecificMemory()`
 on the engine's page (cross-origin isolated): the JS heaps and WebAssembly memories of the
-page and its dedicated workers, as Chromium attributes them, after the decode figures.
---scenarios measures some of them only (prefill, decode, agent, returning-visitor, constrained; load
-always). Prints a table of figures and ratios (bench_report.py); with --json the last line is one
+page and its dedicated workers, as Chromium attributes them, after the decode figures. It takes
+60 s (once for all the pages): Chromium waits that long for a worker blocked in Atomics.wait, and
+onnxruntime-web's threads wait there between runs.
+--scenarios measures some of them only (prefill, decode, memory, agent, returning-visitor,
+constrained; load always). Prints a table of figures and ratios (bench_report.py); with --json the last line is one
 JSON object. Figures are medians of --repeats runs; generation is greedy and always produces
 the requested number of tokens (EOS does not stop it).
 """
@@ -56,7 +58,7 @@ AGENT_TURNS = ("What is on my calendar tomorrow?",
                "And remind me the evening before, please.")
 AGENT_REPLY_TOKENS = 32
 # What one bench run measures, in order (--scenarios picks some: a quicker run, or one figure again).
-SCENARIOS = ("prefill", "decode", "agent", "returning-visitor", "constrained")
+SCENARIOS = ("prefill", "decode", "memory", "agent", "returning-visitor", "constrained")
 
 
 # --- prompts, as token ids (the same ids go to both engines) --------------------
@@ -261,6 +263,8 @@ def measure_backend(context, base_url, engines, load_options, prompts, repeats, 
             measure_prefill(runs, repeats, prompts)
         if "decode" in scenarios:
             measure_decodes(runs, repeats, prompts)
+        if "memory" in scenarios:
+            measure_memory(runs)
         if "agent" in scenarios:
             measure_agent(runs, repeats, prompts)
         if "returning-visitor" in scenarios:
@@ -289,7 +293,7 @@ def measure_prefill(runs: EngineRuns, repeats, prompts):
 
 
 def measure_decodes(runs: EngineRuns, repeats, prompts):
-    """Decode after a short chat prompt and after a long context, then each page's memory."""
+    """Decode after a short chat prompt and after a long context."""
     log(f"  decode {DECODE_TOKENS} tokens")
     chat = prompts.chat([{"role": "user", "content": "Tell me a long story about a lighthouse keeper."}])
     measure_decode(runs, repeats, "decode_tok_s", lambda run: chat, DECODE_TOKENS, record_ttft=True)
@@ -298,8 +302,15 @@ def measure_decodes(runs: EngineRuns, repeats, prompts):
     measure_decode(runs, repeats, f"decode_tok_s_after_{LONG_CONTEXT}",
                    lambda run: prompts.plain(LONG_CONTEXT, variant=100 + run), LONG_CONTEXT_DECODE_TOKENS)
 
+
+def measure_memory(runs: EngineRuns):
+    """Each page's memory with its model loaded: every page's measurement starts before any is
+    awaited, so the 60 s Chromium waits (the module's docstring) pass once."""
+    log("  memory (Chromium waits 60 s for workers blocked in Atomics.wait)")
+    for page in runs.pages.values():
+        page.call("startMemory")
     for engine, page in runs.pages.items():
-        memory = page.call("memory")
+        memory = page.call("memoryResult")
         if memory:
             runs.figures[engine].update(memory_bytes=memory["bytes"], memory_bytes_workers=memory["workerBytes"])
             log(f"    {engine} memory: {memory['bytes'] / 1e6:.0f} MB ({memory['workerBytes'] / 1e6:.0f} MB in workers)")

@@ -9,7 +9,7 @@ next call's past, greedily, always producing the requested number of tokens. Eve
 needs comes from the manifest (inputs, outputs, cache names and zero shapes), as in web/.
 
 It answers the bench page's calls a Python engine can (`load`, `unload`, `clearCache`,
-`memory`) and `generate` with the same result keys, so every scenario that runs on a plain
+`startMemory` and `memoryResult`: none) and `generate` with the same result keys, so every scenario that runs on a plain
 engine (prefill, decode, the agent without reuse, a returning visitor's reload) runs on it too.
 The ratios `prefill_vs_native` and `decode_vs_native` (bench_report.py) compare our runtime
 with it in the same run.
@@ -38,7 +38,8 @@ class NativeEngine:
     # --- the bench page's calls -------------------------------------------------
 
     def call(self, method: str, *args):
-        calls = {"load": self.load, "unload": self.unload, "clearCache": lambda *_: None, "memory": lambda: None}
+        calls = {"load": self.load, "unload": self.unload, "clearCache": lambda *_: None,
+                 "startMemory": lambda: None, "memoryResult": lambda: None}
         if method not in calls:
             raise ValueError(f"the native engine has no {method!r}")
         return calls[method](*args)

@@ -30,5 +30,5 @@ def test_a_run_of_one_scenario_measures_it_and_nothing_else(tiny_folder):
     assert report["scenarios"] == ["prefill"]
     figures = report["backends"]["wasm"]["engines"]["botpsy"]
     assert figures["load_cached_s"] > 0 and figures["prefill_tok_s_1024"] > 0
-    assert not any(key.startswith(("decode_", "agent_", "returning_visitor", "constrained_")) for key in figures), figures
+    assert not any(key.startswith(("decode_", "memory_", "agent_", "returning_visitor", "constrained_")) for key in figures), figures
     assert "scenarios: prefill" in result.stdout
