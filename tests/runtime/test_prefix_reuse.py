@@ -1,7 +1,7 @@
 """Prefix reuse: a prompt that extends (or shares the start of) an earlier one computes only
 the new tokens, and the generated tokens are exactly those of a fresh run.
-KV-only models (smollm2) cut their cache back; the hybrid tiny-qwen3.5 resumes from
-snapshots taken at message boundaries and at prompt ends. On WASM the folders' appending
+KV-only models (tiny-llama: SmolLM2's architecture at toy size) cut their cache back; the
+hybrid tiny-qwen3.5 resumes from snapshots taken at message boundaries and at prompt ends. On WASM the folders' appending
 graphs run (KV buffers shared with the snapshots, copied on write); on WebGPU the standard ones."""
 
 import pytest
@@ -11,13 +11,13 @@ TURN1 = SYSTEM + "<|im_start|>user\nName three colours.<|im_end|>\n<|im_start|>a
 GREEDY = {"maxTokens": 8, "stopOnEos": False}
 
 
-# On WebGPU the snapshots hold GPU buffers (SwiftShader is too slow for SmolLM2 here).
+# On WebGPU the snapshots hold GPU buffers (test_webgpu_cache.py).
 # q8 is what WASM recommends: its int8 activations are scaled per token, so chunking is invisible.
 # WebGPU (SwiftShader here) is checked in test_webgpu_cache.py: what differs there (cache tensors
 # kept on the GPU, the hybrid's GPU snapshots, edited prompts, continued conversations, KV cut-backs).
 # Running this whole module on it too cost ~5 minutes of CI once tiny-qwen3.5 had the real 248k
 # vocabulary; which tokens are reused is decided the same way for every backend.
-CASES = [("smollm2-135m", "wasm", "fp32"), ("smollm2-135m", "wasm", "q8"), ("tiny-qwen3.5", "wasm", "fp32"),
+CASES = [("tiny-llama", "wasm", "fp32"), ("tiny-llama", "wasm", "q8"), ("tiny-qwen3.5", "wasm", "fp32"),
          ("tiny-qwen3.5", "wasm", "q8")]
 
 

@@ -30,11 +30,11 @@ OTHER_PREFIX = system_prefix(TOOL_LINES + [OTHER_TOOL])
 QUESTION = "<|im_start|>user\nName three colours.<|im_end|>\n<|im_start|>assistant\n"
 GREEDY = {"maxTokens": 8, "stopOnEos": False}
 
-# (model, backend, dtype, another dtype or backend for the mismatch test). KV-only SmolLM2 cuts a
-# stored state back to a shorter common start; tiny-qwen3.5's conv/recurrent state resumes only at
-# its stored end. WebGPU runs the standard graph, its state in GPU buffers (SwiftShader is slow:
+# (model, backend, dtype, another dtype or backend for the mismatch test). KV-only tiny-llama
+# (SmolLM2's architecture and tokenizer at toy size) cuts a stored state back to a shorter common
+# start; tiny-qwen3.5's conv/recurrent state resumes only at its stored end. WebGPU runs the standard graph, its state in GPU buffers (SwiftShader is slow:
 # only the return visit itself runs there).
-CASES = [("smollm2-135m", "wasm", "q8", ("wasm", "fp32")),
+CASES = [("tiny-llama", "wasm", "q8", ("wasm", "fp32")),
          ("tiny-qwen3.5", "wasm", "fp32", ("wasm", "q8"))]
 WEBGPU_CASE = ("tiny-qwen3.5", "webgpu", "fp32", ("wasm", "fp32"))
 case_id = lambda case: "-".join(case[:3])  # noqa: E731
@@ -134,7 +134,7 @@ class Visit:
 def visit(request, runtime_page, server, exported_model, runtime_driver):
     name, backend, dtype, other = request.param
     visit = Visit(runtime_page, server, runtime_driver, exported_model(name), backend, dtype)
-    visit.kv_only = name == "smollm2-135m"
+    visit.kv_only = name == "tiny-llama"
     visit.other = other
     visit.load()
     return visit
