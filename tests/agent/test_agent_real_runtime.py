@@ -37,13 +37,18 @@ def test_turns_complete_on_the_real_runtime_and_reuse_the_prefix(real_model_page
           f"second turn reused {second['stats']['reusedTokens']} of {second['stats']['promptTokens']} prompt tokens")
 
 
-def test_warming_up_runs_the_system_prompt_and_tools_before_the_first_turn(real_model_page, server):
-    page = real_model_page
+def _start_and_warm_up(page, server, store_name, max_tokens):
+    """The agent on tiny-qwen3.5 in a fresh page, warmed up: what warmUp() resolved with."""
     page.goto(server + PAGE)
     page.evaluate("options => window.startAgent(options)", {
-        "modelUrl": "/models/tiny-qwen3.5/", "storeName": "botpsy-test-warm", "thinking": False,
-        "settings": {"maxTokens": 6, "temperature": 0, "maxSteps": 1}})
-    warmed = page.evaluate("() => window.agentTest.agent.warmUp()")
+        "modelUrl": "/models/tiny-qwen3.5/", "storeName": store_name, "thinking": False,
+        "settings": {"maxTokens": max_tokens, "temperature": 0, "maxSteps": 1}})
+    return page.evaluate("() => window.agentTest.agent.warmUp()")
+
+
+def test_warming_up_runs_the_system_prompt_and_tools_before_the_first_turn(real_model_page, server):
+    page = real_model_page
+    warmed = _start_and_warm_up(page, server, "botpsy-test-warm", max_tokens=6)
     assert warmed["promptTokens"] > 100 and not warmed["cancelled"]  # the tool schemas are long
     turn = page.evaluate("text => window.runTurn(text)", "Hello there")
     assert turn["final"]["type"] == "final"
@@ -55,11 +60,7 @@ def test_warming_up_runs_the_system_prompt_and_tools_before_the_first_turn(real_
 
 def test_warming_up_compiles_the_grammars_of_turns_routed_to_one_topic(real_model_page, server):
     page = real_model_page
-    page.goto(server + PAGE)
-    page.evaluate("options => window.startAgent(options)", {
-        "modelUrl": "/models/tiny-qwen3.5/", "storeName": "botpsy-test-routed", "thinking": False,
-        "settings": {"maxTokens": 4, "temperature": 0, "maxSteps": 1}})
-    warmed = page.evaluate("() => window.agentTest.agent.warmUp()")
+    warmed = _start_and_warm_up(page, server, "botpsy-test-routed", max_tokens=4)
     assert warmed["routedGrammars"] >= 4, warmed  # todos, notes, calendar, time, ... of the default tools
     # A message naming one topic: its first step's grammar was compiled by the warm-up.
     routed = page.evaluate("text => window.runTurn(text)", "add oat milk to my todos")
