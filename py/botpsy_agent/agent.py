@@ -10,12 +10,15 @@
    "untrusted_source"?, "stored_marked"?}   untrusted_source: why the result is data (a tool,
    or stored records that came from one); stored_marked: what the records this call stored
    are marked as coming from (py/botpsy_agent/provenance.py)
+  {"type": "numbers_unsourced", "numbers"}   the model's words stated numbers nobody gave: withdrawn,
+   and the model asked again for a call (worked_numbers.py)
   {"type": "final", "text", "steps", "cancelled"?, "answered_from_results"?, "answered_without_tools"?,
-   "untrusted_reads"?, "first_step_tools"?}   {"type": "error", "message"}
+   "untrusted_reads"?, "first_step_tools"?, "numbers_sent_back"?}   {"type": "error", "message"}
    answered_from_results: the model repeated its calls and was asked for words instead;
    first_step_tools: {"topics", "tools"}, when the person's message named topics and the turn's
    first step could call only their tools and the tools of no topic (topic_routing.py);
    answered_without_tools: it called only tools nobody offered, and answered in words instead
+   numbers_sent_back: the numbers of a numbers_unsourced event of the turn
    untrusted_reads: present when the prompt the answer was written from held untrusted content
    (this turn's or an earlier one's, as the gate counts it): [{"name", "arguments", "source"}],
    one per tool result read as data (provenance.UntrustedRead); the page shows it beside the answer
@@ -48,6 +51,7 @@ from .safety import (NETWORK_TOOLS, confirmation_reason, mark_untrusted, marking
 from .tooling import Tool, ToolContext, ToolError
 from .topic_routing import Routing, one_topic_routings, route
 from .validation import check_arguments
+from .worked_numbers import unsourced_numbers
 
 
 class Model(Protocol):
@@ -117,6 +121,11 @@ class AgentOptions:
     # every tool (topic_routing.py). Only the call grammar changes, never the prompt. False offers
     # every tool at every step.
     route_by_topic: bool = True
+    # Words stating numbers that neither the person nor a tool gave, in a turn where no tool ran
+    # (the model's own arithmetic: "and 25%?" answered 75), are sent back once: the same prompt
+    # again, a call of a tool that only reads or computes required (worked_numbers.py). False
+    # keeps the words (the BFCL multi-turn eval: BFCL's protocol has no such step).
+    figures_from_tools: bool = True
 
 
 @dataclass
@@ -133,6 +142,7 @@ class Agent:
     special_tokens: tuple[str, ...] = ()  # the tokenizer's added tokens: never in untrusted text
     _cancelled: bool = field(default=False, repr=False)
     _turn_routing: Routing | None = field(default=None, repr=False)  # this turn's first-step tools
+    _turn_numbers: list[str] = field(default_factory=list, repr=False)  # figures this turn sent back for a call
 
     def add_tool(self, tool: Tool, pre_approved: bool = False, enabled_by_default: bool = True) -> None:
         self.tools[tool.name] = tool
@@ -206,6 +216,8 @@ class Agent:
                 yield event
             previous_calls = read or None  # the model writing these reads again is a repeat
         repeat_run = False  # a repeat the model insisted on was run (once per turn)
+        numbers_checked = False  # words with numbers nobody gave were sent back for a call (once per turn)
+        self._turn_numbers = []
         routing = self._turn_routing = self._routing(user_text)
         for step in range(1, self.options.max_steps + 1):
             if self._cancelled and step == 1:  # stopped before the model said anything
@@ -295,9 +307,33 @@ class Agent:
                     return
             offered = {tool.name for tool in self.active_tools()}
             if calls and self.options.words_after_invented_tool and not any(c.name in offered for _, c in calls):
-                async for event in self._words_instead_of(calls, prompt, step):
+                answered: list = []
+                async for event in self._words_instead_of(calls, prompt, answered):
                     yield event
-                return
+                if not answered:  # the model failed; its error event is out
+                    return
+                if answered[0].calls or numbers_checked or not self._unsourced_numbers(answered[0].text, step):
+                    yield self._final_without_tools(calls, answered[0], step)
+                    return
+                parser, calls = answered[0], []  # words with figures nobody gave: checked just below
+            numbers = [] if calls or numbers_checked else self._unsourced_numbers(parser.text, step)
+            if numbers:
+                # Words stating numbers that neither the person nor a tool gave, in a turn where no
+                # tool ran: the model's own arithmetic (worked_numbers.py). Once a turn, the same
+                # prompt is asked again with a call required, of the tools that only read or compute.
+                numbers_checked, self._turn_numbers = True, numbers
+                again: list = []
+                async for event in self._generate_again(prompt, again, "required", self._tools_for_numbers(step),
+                                                        {"type": "numbers_unsourced", "numbers": numbers}):
+                    yield event
+                if not again:  # the model failed; its error event is out
+                    return
+                parser, output = again[0], again[0].output
+                if parser.loop:
+                    yield self._stopped_repeating(parser, parser.loop, step)
+                    return
+                calls = [(f"call_{len(self.conversation.messages)}_{index}", call)
+                         for index, call in enumerate(parser.calls)]
             previous_calls = parser.calls
             if not calls:
                 # our own line copied back is not the model's answer: the person sees what the turn got
@@ -384,30 +420,54 @@ class Agent:
             event["stopped_repeating"] = stopped_repeating.describe()
         if self._turn_routing:
             event["first_step_tools"] = self._turn_routing.as_event()
+        if self._turn_numbers:
+            event["numbers_sent_back"] = list(self._turn_numbers)
         reads = self.conversation.untrusted_reads()
         if reads:
             event["untrusted_reads"] = [read.as_event() for read in reads]
         return event
 
-    async def _words_instead_of(self, calls: list, prompt: str, step: int) -> AsyncIterator[dict]:
+    async def _words_instead_of(self, calls: list, prompt: str, answered: list) -> AsyncIterator[dict]:
         """The step called only tools nobody offered: each call is shown refused (never run, never
-        in the conversation), and the same prompt is answered again in words, calls forbidden."""
+        in the conversation), and the same prompt is answered again in words, calls forbidden
+        (the answer's parser is appended to `answered`, as _answer_from_results does)."""
         for call_id, call in calls:
             yield {"type": "tool_call", "id": call_id, "name": call.name, "arguments": call.arguments,
                    "error": self._problem_with(call, None)}
-        answered: list = []
         async for event in self._answer_from_results(prompt, answered, "the model called a tool nobody offered"):
             yield event
-        if not answered:  # the model failed; its error event is out
-            return
-        answer = answered[0]
+
+    def _final_without_tools(self, calls: list, answer: ModelOutputParser, step: int) -> dict:
+        """The final event after _words_instead_of: the model's words, else the turn's results."""
         names = ", ".join(dict.fromkeys(repr(call.name) for _, call in calls))
         words = self._own_words(answer.text) if not answer.calls else ""
         shown, kept = (words, words) if words else self._results_as_answer()
         if not shown:
             shown = kept = f"I have no tool for that (there is no tool named {names})."
         self.conversation.add_assistant(kept, answer.thinking, [])
-        yield self._final(shown, step, answered_without_tools=True, stopped_repeating=answer.loop)
+        return self._final(shown, step, answered_without_tools=True, stopped_repeating=answer.loop)
+
+    def _unsourced_numbers(self, words: str, step: int) -> list[str]:
+        """The numbers `words` state that neither the person's messages nor this turn's tool results
+        hold (worked_numbers.py), when that is worth a call: the option is on, calls are constrained,
+        no tool has run in the turn and some tool that only reads or computes is offered. Else []."""
+        if not self.options.figures_from_tools or self.options.tool_calls not in ("auto", "required"):
+            return []
+        results = self._turn_results()
+        if any(not str(message.get("content", "")).startswith("Error:") for message in results):
+            return []
+        if not self._tools_for_numbers(step):
+            return []
+        said = [str(message.get("content", "")) for message in self.conversation.messages if message["role"] == "user"]
+        return unsourced_numbers(words, said + [str(message.get("content", "")) for message in results])
+
+    def _tools_for_numbers(self, step: int) -> tuple[str, ...]:
+        """The tools a call for the answer's figures may use: the offered tools without side
+        effects, of those a routed first step may call when this is the first step."""
+        tools = [tool.name for tool in self.active_tools() if not tool.side_effects]
+        if step == 1 and self._turn_routing:
+            tools = [name for name in tools if name in self._turn_routing.tools]
+        return tuple(tools)
 
     async def _answer_from_results(self, prompt: str, answered: list,
                                    reason: str = "the model repeated its previous calls") -> AsyncIterator[dict]:
@@ -420,10 +480,13 @@ class Agent:
             yield event
 
     async def _generate_again(self, prompt: str, answered: list, mode: str,
-                              tools: tuple[str, ...] | None = None) -> AsyncIterator[dict]:
+                              tools: tuple[str, ...] | None = None, why: dict | None = None) -> AsyncIterator[dict]:
         """One more generation from `prompt` under toolCalls `mode` ("none": words only; "required":
-        a call of `tools` first). Yields its text events and appends its parser to `answered` (see
-        _answer_from_results), or yields an error event when the model fails."""
+        a call of `tools` first), after the event `why` when given. Yields its text events and
+        appends its parser to `answered` (see _answer_from_results), or yields an error event when
+        the model fails."""
+        if why:
+            yield why
         schemas = {tool.name: tool.parameters for tool in self.active_tools()}
         parser = ModelOutputParser(self.chat_format.tool_call_format, schemas,
                                    thinking=prompt_leaves_thinking_open(prompt))

@@ -404,7 +404,7 @@ def test_an_invented_tool_is_not_run_and_the_same_prompt_is_answered_in_words():
     UnknownTool error naming the closest tools), and the prompt the step came from is answered
     again with calls forbidden (no object may open). The invented call never enters the
     conversation, so later prompts do not hold it."""
-    agent = make_agent([xml_call("divide_numbers", a=1, b=4), "1/4 is 0.25.", "ok"])
+    agent = make_agent([xml_call("divide_numbers", a=1, b=4), "1/4 is a quarter.", "ok"])
     events = run(agent, "What is 1/4?")
     [call] = of_type(events, "tool_call")
     assert call["name"] == "divide_numbers" and "UnknownTool" in call["error"] and "The closest: divide." in call["error"]
@@ -413,9 +413,9 @@ def test_an_invented_tool_is_not_run_and_the_same_prompt_is_answered_in_words():
         {"type": "answer_from_results", "reason": "the model called a tool nobody offered"}]
     assert agent.model.prompts[1] == agent.model.prompts[0]
     assert agent.model.options[1]["logitsProcessors"] == agent.logits_processors(agent.model.prompts[0], mode="none")
-    assert events[-1] == {"type": "final", "text": "1/4 is 0.25.", "steps": 1, "answered_without_tools": True}
+    assert events[-1] == {"type": "final", "text": "1/4 is a quarter.", "steps": 1, "answered_without_tools": True}
     run(agent, "thanks")
-    assert "divide_numbers" not in agent.model.prompts[2] and "1/4 is 0.25." in agent.model.prompts[2]
+    assert "divide_numbers" not in agent.model.prompts[2] and "1/4 is a quarter." in agent.model.prompts[2]
 
 
 def test_an_invented_tool_written_again_when_calls_are_forbidden_ends_in_a_plain_line():

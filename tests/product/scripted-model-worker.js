@@ -8,7 +8,9 @@
 //                    stopReason: "max_tokens"}];  (optional: how every step ends, "eos" if absent)
 //   const MANIFEST = {...} or null;  (the folder's manifest, so loading needs no network)
 // The step is the number of assistant messages since that user message, so the choice
-// depends only on the prompt (it survives reloads and new workers).
+// depends only on the prompt (it survives reloads and new workers). A step's output may be a list:
+// its first item the first time that prompt is asked, the next when the agent asks the very same
+// prompt again (it sent the words back: py/botpsy_agent/worked_numbers.py), and so on.
 import {Events, Verbs, errorReply, event, reply} from "/web/runtime/protocol.js";
 
 let manifest = null;
@@ -29,11 +31,17 @@ function lastUserTurn(prompt) {
   return {text, step};
 }
 
+const timesAsked = new Map();
+
 function scriptedOutput(prompt) {
   const {text, step} = lastUserTurn(prompt);
   const entry = SCRIPT.find((candidate) => text.includes(candidate.match));
   if (!entry) return {output: `(scripted model: no script for "${text}")`, stopReason: "eos"};
-  return {output: entry.outputs[Math.min(step, entry.outputs.length - 1)], stopReason: entry.stopReason ?? "eos"};
+  const chosen = entry.outputs[Math.min(step, entry.outputs.length - 1)];
+  const before = timesAsked.get(prompt) ?? 0;
+  timesAsked.set(prompt, before + 1);
+  const output = Array.isArray(chosen) ? chosen[Math.min(before, chosen.length - 1)] : chosen;
+  return {output, stopReason: entry.stopReason ?? "eos"};
 }
 
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

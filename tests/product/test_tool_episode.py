@@ -52,6 +52,10 @@ def episode_page(browser, open_guarded_page, app_server, exported_model, agent_b
             # a small model copying the agent's own line back instead of answering
             "Using the result above, answer my question in plain words.",
         ]},
+        {"match": "25% of 350", "outputs": [
+            ["25% of 350 is 75.", tool_call_text("calculator", expression="25% of 350")],
+            "25% of 350 is 87.5.",
+        ]},
         {"match": "remember the dentist", "outputs": [
             tool_call_text("notes_create", title="Dentist", text="Call the dentist on Friday"),
             "All right, I did not save that.",
@@ -244,3 +248,15 @@ def test_when_the_agent_answers_from_the_results_the_page_shows_that_answer(epis
     expect(answer).to_contain_text("notes_list")
     assert answer.count() == 1 and "Using the result above" not in answer.inner_text()
     assert answer.inner_text().startswith("notes_list")
+
+
+def test_words_with_a_figure_nobody_gave_give_way_to_a_tools_answer(episode_page):
+    """The model answered with its own arithmetic: the agent sent the words back for a call
+    (py/botpsy_agent/worked_numbers.py), so the page withdraws them and shows the calculator's
+    card and the answer from its result."""
+    page = episode_page
+    send(page, "What's 25% of 350?")
+    message = page.locator(".message.assistant").last
+    expect(message.locator(".answer").last).to_contain_text("87.5")
+    expect(message.locator(".tool-card")).to_have_count(1)
+    assert "is 75." not in message.inner_text()

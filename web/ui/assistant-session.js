@@ -225,6 +225,9 @@ export class AssistantSession extends EventTarget {
         this.#emit("toolcall", card.record);
         break;
       }
+      case "numbers_unsourced":  // the words stated figures nobody gave: the model is asked for a call
+        turn.withdrawStreamedWords();
+        break;
       case "confirmation":
         turn.findCard(event.id, event.name)?.setStatus("awaiting");
         break;

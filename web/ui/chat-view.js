@@ -204,17 +204,29 @@ export class AssistantTurn {
    */
   showFinalAnswer(text) {
     const wanted = String(text ?? "").trim();
+    if (!wanted || this.#streamedWords().map((part) => part.text).join("").trim() === wanted) return;
+    this.withdrawStreamedWords();
+    this.appendText(wanted);
+    this.#settleText();
+  }
+
+  /**
+   * Removes the words streamed since the last tool card: the agent sent them back to the model
+   * (figures nobody gave, py/botpsy_agent/worked_numbers.py) or replaced them with its answer.
+   */
+  withdrawStreamedWords() {
     const parts = this.record.parts;
-    const lastCall = parts.findLastIndex((part) => part.type !== "text" && part.type !== "thinking");
-    const streamed = parts.slice(lastCall + 1).filter((part) => part.type === "text");
-    if (!wanted || streamed.map((part) => part.text).join("").trim() === wanted) return;
-    for (const part of streamed) {
+    for (const part of this.#streamedWords()) {
       this.textNodes.get(part)?.remove();
       parts.splice(parts.indexOf(part), 1);
       if (this.current?.part === part) this.current = null;
     }
-    this.appendText(wanted);
-    this.#settleText();
+  }
+
+  #streamedWords() {
+    const parts = this.record.parts;
+    const lastCall = parts.findLastIndex((part) => part.type !== "text" && part.type !== "thinking");
+    return parts.slice(lastCall + 1).filter((part) => part.type === "text");
   }
 
   finish({ stats = null, stopped = false } = {}) {

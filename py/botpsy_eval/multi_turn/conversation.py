@@ -67,11 +67,13 @@ def _agent_options(settings: dict) -> AgentOptions:
     # off), nothing but the results follows them (after_results, after_errors, after_denial off), and
     # a call of a tool nobody offered gets its error result (words_after_invented_tool off); no date
     # line of ours (now_line off): BFCL's conversations are the model's whole input. A generation
-    # that loops runs to its token limit (stop_repetition off), as BFCL's harness lets it.
+    # that loops runs to its token limit (stop_repetition off), as BFCL's harness lets it. Words are
+    # never sent back for a call (figures_from_tools off).
     return AgentOptions(max_steps=int(settings["max_steps"]), max_tokens=int(settings["max_tokens"]),
                         temperature=0.0, tool_calls=AGENT_TOOL_CALLS[mode], stop_repeated_calls=False,
                         after_results=None, after_errors=None, after_denial=None,
-                        words_after_invented_tool=False, now_line=False, stop_repetition=False)
+                        words_after_invented_tool=False, now_line=False, stop_repetition=False,
+                        figures_from_tools=False)
 
 
 async def run_conversation(case: dict, model: Model, chat_format, settings: dict,
