@@ -3,8 +3,10 @@
 `Agent.run_turn(text)` is an async generator of event dicts the UI renders:
   {"type": "text" | "thinking", "text"}
   {"type": "tool_call_delta", "index", "name", "text"}      a call while it forms
-  {"type": "tool_call", "id", "name", "arguments", "error", "named_by_person"?}  a complete call
-   (named_by_person: a read of a file the person's message named, made before the model's first step)
+  {"type": "tool_call", "id", "name", "arguments", "error", "named_by_person"?, "said_when"?}  a complete call
+   (named_by_person: a read of a file the person's message named, made before the model's first step;
+   said_when: {argument: {"written", "used", "said"?}}, the arguments the person's words about when
+   changed: `arguments` are the ones that run, said_when.py)
   {"type": "confirmation", "id", "name", "arguments", "reason"}
   {"type": "tool_result", "id", "name", "ok", "result", "duration_ms", "untrusted",
    "untrusted_source"?, "stored_marked"?}   untrusted_source: why the result is data (a tool,
@@ -46,9 +48,11 @@ from .provenance import ProvenanceStore, stored_data_source
 from .results import DENIED, cap_length, error_text, result_text
 from .repetition import Loop, RepetitionGuard, before_the_loop, loop_at_end
 from .results_in_words import result_in_words
+from .said_when import with_the_persons_when
 from .safety import (NETWORK_TOOLS, confirmation_reason, mark_untrusted, marking_notice_in, network_refusal,
                      reads_personal_data, without_special_tokens)
 from .tooling import Tool, ToolContext, ToolError
+from .tools.clock import user_zone
 from .topic_routing import Routing, one_topic_routings, route
 from .validation import check_arguments
 from .worked_numbers import unsourced_numbers
@@ -126,6 +130,10 @@ class AgentOptions:
     # again, a call of a tool that only reads or computes required (worked_numbers.py). False
     # keeps the words (the BFCL multi-turn eval: BFCL's protocol has no such step).
     figures_from_tools: bool = True
+    # A call of a tool that declares which argument says when (an event's start, a todo's due
+    # time) runs with the person's own words about when, where the model wrote another moment
+    # (said_when.py). False runs the call as written.
+    person_says_when: bool = True
 
 
 @dataclass
@@ -557,6 +565,11 @@ class Agent:
             return ""
         return words
 
+    def _persons_message(self) -> str:
+        """The person's message of this turn (not the agent's lines)."""
+        return next((str(message.get("content", "")) for message in reversed(self.conversation.messages)
+                     if message["role"] == "user" and not message.get("agent_note")), "")
+
     def _turn_messages(self) -> list[dict]:
         """The messages after the person's last one: this turn's calls, results and the agent's lines."""
         messages = self.conversation.messages
@@ -599,10 +612,14 @@ class Agent:
 
     async def _run_call(self, call_id: str, call, turn: dict, named_by_person: bool = False) -> AsyncIterator[dict]:
         tool = self.tools.get(call.name) if call.name in {t.name for t in self.active_tools()} else None
-        yield {"type": "tool_call", "id": call_id, "name": call.name, "arguments": call.arguments,
-               "error": call.error, **({"named_by_person": True} if named_by_person else {})}
+        arguments, said = call.arguments, {}
+        if tool and tool.said_when and self.options.person_says_when and isinstance(arguments, dict):
+            arguments, said = with_the_persons_when(tool, arguments, self._persons_message(),
+                                                    user_zone(self.context), self.context.now())
+        yield {"type": "tool_call", "id": call_id, "name": call.name, "arguments": arguments,
+               "error": call.error, **({"named_by_person": True} if named_by_person else {}),
+               **({"said_when": said} if said else {})}
         problem = self._problem_with(call, tool)
-        arguments = call.arguments
         if problem is None:
             reason = confirmation_reason(tool, self.pre_approved, turn["read_untrusted"], turn["personal_data"])
             if reason:

@@ -107,6 +107,9 @@ class Tool:
     # Its arguments leave this page: a host page's tool (its own JavaScript, or one it registered
     # through WebMCP) receives what the model wrote, whatever the page may then do with it.
     sends_elsewhere: bool = False
+    # The argument that says when the thing it makes happens (an event's start, a todo's due
+    # time): the person's own words about when win over what the model wrote there (said_when.py).
+    said_when: str | None = None
     # Python tools: argument name -> type hint (to build Enum members etc.).
     # None for JSON-schema (host) tools, whose handler takes the arguments dict.
     hints: dict[str, Any] | None = field(default=None, repr=False)
@@ -148,7 +151,7 @@ class Tool:
 
 
 def _build_tool(function: Callable, side_effects: bool, untrusted_output: bool,
-                name: str | None) -> Tool:
+                name: str | None, said_when: str | None = None) -> Tool:
     tool_name = name or function.__name__
     description, documented = parse_docstring(function.__doc__)
     if not description:
@@ -185,15 +188,17 @@ def _build_tool(function: Callable, side_effects: bool, untrusted_output: bool,
             required.append(parameter.name)
         properties[parameter.name] = schema
         argument_hints[parameter.name] = hint
+    if said_when is not None and argument_hints.get(said_when) is not str:
+        raise TypeError(f"tool {tool_name!r}: said_when names {said_when!r}, which is not one of its str arguments")
     schema = {"type": "object", "properties": properties, "required": required}
     return Tool(name=tool_name, description=description, parameters=schema, handler=function,
                 side_effects=side_effects, untrusted_output=untrusted_output,
-                takes_context=takes_context, hints=argument_hints)
+                takes_context=takes_context, hints=argument_hints, said_when=said_when)
 
 
 def tool(function: Callable | None = None, *, side_effects: bool = False,
-         untrusted_output: bool = False, name: str | None = None):
+         untrusted_output: bool = False, name: str | None = None, said_when: str | None = None):
     """Make a Tool from a function; usable bare (`@tool`) or with options (`@tool(...)`)."""
     def decorate(inner: Callable) -> Tool:
-        return _build_tool(inner, side_effects, untrusted_output, name)
+        return _build_tool(inner, side_effects, untrusted_output, name, said_when)
     return decorate(function) if function is not None else decorate

@@ -64,7 +64,7 @@ def _shown(event: dict, zone: datetime.tzinfo) -> dict:
     return shown
 
 
-@tool(side_effects=True)
+@tool(side_effects=True, said_when="start")
 async def calendar_add_event(ctx: ToolContext, title: str, start: str, end: str = "",
                              duration_minutes: int = 60, location: str = "", description: str = "") -> dict:
     """Add an event to the user's calendar. A start without a time makes an all-day event.

@@ -34,7 +34,7 @@ def _due_order(todo: dict) -> tuple:
     return (due is None, datetime.datetime.fromisoformat(due) if due else None, int(number) if number.isdigit() else 0)
 
 
-@tool(side_effects=True)
+@tool(side_effects=True, said_when="due")
 async def todo_add(ctx: ToolContext, text: str, due: str = "") -> dict:
     """Add a to-do: a task, or a reminder ("remind me to ..."); with a due time it is also a reminder.
 

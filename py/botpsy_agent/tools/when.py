@@ -266,6 +266,11 @@ def parse_range(text: str, zone: datetime.tzinfo, now: datetime.datetime,
     return begins, ends
 
 
+def clock_only(text: str) -> bool:
+    """True when the text is a time of day and names no day ("14:30", "4pm", "noon")."""
+    return _clock(" ".join(text.strip().lower().split())) is not None
+
+
 def has_time_part(text: str) -> bool:
     """True when the text names a time of day, not just a day."""
     cleaned = " ".join(text.strip().lower().split())
