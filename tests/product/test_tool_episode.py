@@ -56,6 +56,10 @@ def episode_page(browser, open_guarded_page, app_server, exported_model, agent_b
             ["25% of 350 is 75.", tool_call_text("calculator", expression="25% of 350")],
             "25% of 350 is 87.5.",
         ]},
+        {"match": "water the plants", "outputs": [
+            tool_call_text("todo_add", text="Water the plants", due="2020-01-01T10:00"),
+            "Added.",
+        ]},
         {"match": "remember the dentist", "outputs": [
             tool_call_text("notes_create", title="Dentist", text="Call the dentist on Friday"),
             "All right, I did not save that.",
@@ -260,3 +264,21 @@ def test_words_with_a_figure_nobody_gave_give_way_to_a_tools_answer(episode_page
     expect(message.locator(".answer").last).to_contain_text("87.5")
     expect(message.locator(".tool-card")).to_have_count(1)
     assert "is 75." not in message.inner_text()
+
+
+def test_the_persons_words_about_when_are_what_the_dialog_and_the_card_show(episode_page):
+    """The model wrote a moment the person did not say: the agent runs the call with the person's
+    words (py/botpsy_agent/said_when.py), so the person approves those, and the card says why."""
+    page = episode_page
+    send(page, "Remind me to water the plants tomorrow at 9am")
+    dialog = page.get_by_role("dialog", name="Allow “todo_add”?")
+    dialog.wait_for()
+    arguments = dialog.get_by_label("Arguments (JSON, you can edit them)")
+    assert json.loads(arguments.input_value()) == {"text": "Water the plants", "due": "tomorrow at 9am"}
+    dialog.get_by_role("button", name="Approve").click()
+    page.get_by_text("Added.").wait_for()
+    card = page.locator(".message.assistant").last.locator(".tool-card")
+    note = card.locator(".tool-said-when")
+    expect(note).to_be_visible()
+    assert 'from your words "tomorrow at 9am"' in note.inner_text() and "2020-01-01T10:00" in note.inner_text()
+    assert "T09:00" in card.locator(".tool-result").inner_text()

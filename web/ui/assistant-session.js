@@ -220,7 +220,7 @@ export class AssistantSession extends EventTarget {
         break;
       case "tool_call": {
         const card = turn.addToolCall({ id: event.id, name: event.name, arguments: event.arguments, index: event.index,
-          namedByPerson: event.named_by_person === true });
+          namedByPerson: event.named_by_person === true, saidWhen: event.said_when ?? null });
         if (event.error) card.setResult({ error: event.error });
         this.#emit("toolcall", card.record);
         break;

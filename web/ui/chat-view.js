@@ -139,8 +139,11 @@ export class AssistantTurn {
     this.scroll();
   }
 
-  /** namedByPerson: the agent made this call itself, reading a file the person's message named. */
-  addToolCall({ id, name, arguments: args, index, namedByPerson = false }) {
+  /**
+   * namedByPerson: the agent made this call itself, reading a file the person's message named;
+   * saidWhen: arguments the person's words about when replaced (py/botpsy_agent/said_when.py).
+   */
+  addToolCall({ id, name, arguments: args, index, namedByPerson = false, saidWhen = null }) {
     this.#stopWaiting();
     // The complete call replaces the card shown while it formed (same index, else same name).
     const formingEntry = [...(this.forming ?? [])].find(([i, c]) => i === index && c.record.name === name)
@@ -150,6 +153,7 @@ export class AssistantTurn {
       this.forming.delete(formingEntry[0]);
       forming.record.id = id ?? null;
       forming.setArguments(args ?? {});
+      forming.setSaidWhen(saidWhen);
       forming.setStatus("running");
       this.cards.set(id ?? `${name}#${this.cards.size}`, forming);
       return forming;
@@ -158,7 +162,7 @@ export class AssistantTurn {
     this.#settleText();
     this.current = null;
     const record = { type: "tool", id: id ?? null, name, arguments: args ?? {}, status: "running", result: null,
-      ...(namedByPerson ? { namedByPerson: true } : {}) };
+      ...(namedByPerson ? { namedByPerson: true } : {}), ...(saidWhen ? { saidWhen } : {}) };
     this.record.parts.push(record);
     const card = new ToolCard(record);
     this.cards.set(id ?? `${name}#${this.cards.size}`, card);

@@ -22,6 +22,8 @@ export class ToolCard {
     // Provenance (py/botpsy_agent/provenance.py): what this call stored is marked as coming from
     // third-party content, so reading it back later is treated like reading that content.
     this.provenanceChip = el("span", { class: "tool-provenance", hidden: true });
+    // Arguments the person's own words about when replaced (py/botpsy_agent/said_when.py).
+    this.saidWhenNote = el("p", { class: "tool-said-when", hidden: true });
     this.argumentsBlock = el("pre", { class: "tool-arguments", tabindex: "0" });
     this.resultBlock = el("pre", { class: "tool-result", tabindex: "0" });
     this.resultLabel = el("div", { class: "tool-section-label" }, "Result");
@@ -38,15 +40,26 @@ export class ToolCard {
         this.provenanceChip,
         this.durationText),
       el("div", { class: "tool-section" },
-        el("div", { class: "tool-section-label" }, "Arguments"), this.argumentsBlock),
+        el("div", { class: "tool-section-label" }, "Arguments"), this.argumentsBlock, this.saidWhenNote),
       this.resultSection);
     this.setArguments(record.arguments);
+    this.setSaidWhen(record.saidWhen);
     this.setStatus(record.status || "running");
   }
 
   setArguments(args) {
     this.record.arguments = args;
     this.argumentsBlock.textContent = formatValue(args ?? {});
+  }
+
+  /** saidWhen: {argument: {written, used, said?}}, the agent's changes to what the model wrote. */
+  setSaidWhen(saidWhen) {
+    const changes = Object.entries(saidWhen ?? {});
+    if (changes.length) this.record.saidWhen = saidWhen;
+    this.saidWhenNote.hidden = changes.length === 0;
+    this.saidWhenNote.textContent = changes.map(([name, change]) => (change.said
+      ? `${name}: "${change.used}", from your words "${change.said}" (the model wrote "${change.written}")`
+      : `${name}: "${change.used}", moved with it (the model wrote "${change.written}")`)).join("\n");
   }
 
   setStatus(status) {
