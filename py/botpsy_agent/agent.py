@@ -225,6 +225,7 @@ class Agent:
             previous_calls = read or None  # the model writing these reads again is a repeat
         repeat_run = False  # a repeat the model insisted on was run (once per turn)
         numbers_checked = False  # words with numbers nobody gave were sent back for a call (once per turn)
+        invented: list = []  # the step's calls of tools nobody offered, when its words are checked
         self._turn_numbers = []
         routing = self._turn_routing = self._routing(user_text)
         for step in range(1, self.options.max_steps + 1):
@@ -323,6 +324,7 @@ class Agent:
                 if answered[0].calls or numbers_checked or not self._unsourced_numbers(answered[0].text, step):
                     yield self._final_without_tools(calls, answered[0], step)
                     return
+                invented = [call for _, call in calls]
                 parser, calls = answered[0], []  # words with figures nobody gave: checked just below
             numbers = [] if calls or numbers_checked else self._unsourced_numbers(parser.text, step)
             if numbers:
@@ -331,7 +333,7 @@ class Agent:
                 # prompt is asked again with a call required, of the tools that only read or compute.
                 numbers_checked, self._turn_numbers = True, numbers
                 again: list = []
-                async for event in self._generate_again(prompt, again, "required", self._tools_for_numbers(step),
+                async for event in self._generate_again(prompt, again, "required", self._tools_for_numbers(step, invented),
                                                         {"type": "numbers_unsourced", "numbers": numbers}):
                     yield event
                 if not again:  # the model failed; its error event is out
@@ -469,13 +471,22 @@ class Agent:
         said = [str(message.get("content", "")) for message in self.conversation.messages if message["role"] == "user"]
         return unsourced_numbers(words, said + [str(message.get("content", "")) for message in results])
 
-    def _tools_for_numbers(self, step: int) -> tuple[str, ...]:
+    def _tools_for_numbers(self, step: int, invented: list = ()) -> tuple[str, ...]:
         """The tools a call for the answer's figures may use: the offered tools without side
-        effects, of those a routed first step may call when this is the first step."""
-        tools = [tool.name for tool in self.active_tools() if not tool.side_effects]
+        effects (of those a routed first step may call, when this is the first step); of them,
+        the ones the conversation has called before ("and 25%?" after a calculation) and those
+        whose arguments a call of a tool nobody offered wrote (`calculate_income(expression=...)`),
+        when there are any. Left to choose among all of them, Qwen2.5-Coder-0.5B called
+        current_time for "and 25%?" (bench/tasks-done.md)."""
+        tools = [tool for tool in self.active_tools() if not tool.side_effects]
         if step == 1 and self._turn_routing:
-            tools = [name for name in tools if name in self._turn_routing.tools]
-        return tuple(tools)
+            tools = [tool for tool in tools if tool.name in self._turn_routing.tools]
+        called = {message.get("name") for message in self.conversation.messages if message["role"] == "tool"}
+        written = [set(call.arguments) for call in invented if isinstance(call.arguments, dict)]
+        focused = [tool.name for tool in tools if tool.name in called or any(
+            required and required <= names for names in written
+            for required in [set(tool.parameters.get("required", []))])]
+        return tuple(focused or (tool.name for tool in tools))
 
     async def _answer_from_results(self, prompt: str, answered: list,
                                    reason: str = "the model repeated its previous calls") -> AsyncIterator[dict]:

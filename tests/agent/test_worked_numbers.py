@@ -161,3 +161,19 @@ def test_the_date_line_counts_as_given():
     agent = make_agent(["Today is Monday 7 December 2026."])
     run(agent, "What's the date?")
     assert NOW_LINE in agent.model.prompts[0] and len(agent.model.prompts) == 1
+
+
+def test_a_follow_up_is_asked_for_a_call_of_the_tools_the_conversation_used():
+    agent = make_agent([call("calculator", expression="20% of 350"), "20% of 350 is 70.",
+                        "25% of 350 is 87.", call("calculator", expression="25% of 350"), "It is 87.5."])
+    run(agent, "What's 20% of 350?")
+    events = run(agent, "and 25%?")
+    assert callable_in(agent.model.options[3]) == {"calculator"}
+    assert events[-1]["text"] == "It is 87.5."
+
+
+def test_after_an_invented_tool_the_tools_whose_arguments_it_wrote_are_asked_for():
+    agent = make_agent([call("calculate_income", expression="4250 * 12", required=["expression"]),
+                        "That is 50,000.", call("calculator", expression="4250 * 12"), "$51,000."])
+    run(agent, "I earn $4,250 a month. How much is that over a year?")
+    assert callable_in(agent.model.options[2]) == {"calculator"}
