@@ -226,6 +226,7 @@ class Agent:
         repeat_run = False  # a repeat the model insisted on was run (once per turn)
         numbers_checked = False  # words with numbers nobody gave were sent back for a call (once per turn)
         invented: list = []  # the step's calls of tools nobody offered, when its words are checked
+        words_next = False  # the next step answers in words, calls forbidden
         self._turn_numbers = []
         routing = self._turn_routing = self._routing(user_text)
         for step in range(1, self.options.max_steps + 1):
@@ -240,8 +241,10 @@ class Agent:
                                            thinking=prompt_leaves_thinking_open(prompt))
                 pieces = []
                 guard = self._repetition_guard()
-                options = self._generation_options(prompt, first_step=step == 1,
+                # after the call that checked a figure, words: the figure's tool result is in hand
+                options = self._generation_options(prompt, first_step=step == 1, mode="none" if words_next else None,
                                                    tools=routing.tools if routing and step == 1 else None)
+                words_next = False
                 async with contextlib.aclosing(self._generation(prompt, options, parser, pieces, guard)) as events:
                     async for event in events:  # closed with the turn: a turn left early stops the model too
                         yield event
@@ -330,7 +333,9 @@ class Agent:
             if numbers:
                 # Words stating numbers that neither the person nor a tool gave, in a turn where no
                 # tool ran: the model's own arithmetic (worked_numbers.py). Once a turn, the same
-                # prompt is asked again with a call required, of the tools that only read or compute.
+                # prompt is asked again with a call required, of the tools that only read or compute;
+                # the step after its results answers in words (sent back to tools, Qwen2.5-Coder-0.5B
+                # went on calling, to a note it was not asked for).
                 numbers_checked, self._turn_numbers = True, numbers
                 again: list = []
                 async for event in self._generate_again(prompt, again, "required", self._tools_for_numbers(step, invented),
@@ -344,6 +349,7 @@ class Agent:
                     return
                 calls = [(f"call_{len(self.conversation.messages)}_{index}", call)
                          for index, call in enumerate(parser.calls)]
+                words_next = True  # one call for the figures, then the answer (no new episode)
             previous_calls = parser.calls
             if not calls:
                 # our own line copied back is not the model's answer: the person sees what the turn got

@@ -95,6 +95,9 @@ def test_a_figure_the_model_worked_out_goes_back_for_a_call_that_only_computes_o
     assert events[-1]["text"] == "25% of 350 is 87.5." and events[-1]["numbers_sent_back"] == ["75"]
     # the withdrawn words are not in the conversation: the model reads its call and the result
     assert "is 75." not in agent.model.prompts[2]
+    # and answers from it in words: one call for the figure, not a new round of calls
+    assert agent.model.options[2]["logitsProcessors"] == agent.logits_processors(
+        agent.model.prompts[2], first_step=False, mode="none")
 
 
 def test_a_follow_up_is_checked_against_this_turns_results_not_the_last_turns():
