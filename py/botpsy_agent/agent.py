@@ -252,8 +252,7 @@ class Agent:
             except Exception as error:  # a failing model or template ends the turn
                 yield {"type": "error", "message": error_text(error)}
                 return
-            calls = [(f"call_{len(self.conversation.messages)}_{index}", call)
-                     for index, call in enumerate(parser.calls)]
+            calls = self._with_ids(parser.calls)
             if self._cancelled:  # the user pressed stop: keep the text, run nothing
                 self.conversation.add_assistant(parser.text, parser.thinking, [])
                 yield self._final(parser.text.strip(), step, cancelled=True)
@@ -282,8 +281,7 @@ class Agent:
                 if parser.loop:
                     yield self._stopped_repeating(parser, parser.loop, step)
                     return
-                calls = [(f"call_{len(self.conversation.messages)}_{index}", call)
-                         for index, call in enumerate(parser.calls)]
+                calls = self._with_ids(parser.calls)
             if calls and self.options.stop_repeated_calls and _same_calls(parser.calls, previous_calls):
                 # The model wrote again the very calls whose results it was just given: a loop
                 # small models fall into (Qwen2.5-Coder-0.5B writes the calculator call after its
@@ -309,8 +307,7 @@ class Agent:
                 if answer.calls and not repeat_run and all(call.name in offered for call in answer.calls):
                     repeat_run = True
                     parser, output = answer, answer.output
-                    calls = [(f"call_{len(self.conversation.messages)}_{index}", call)
-                             for index, call in enumerate(parser.calls)]
+                    calls = self._with_ids(parser.calls)
                 else:
                     words = self._own_words(answer.text)
                     shown, kept = (words, words) if words else self._results_as_answer()
@@ -347,8 +344,7 @@ class Agent:
                 if parser.loop:
                     yield self._stopped_repeating(parser, parser.loop, step)
                     return
-                calls = [(f"call_{len(self.conversation.messages)}_{index}", call)
-                         for index, call in enumerate(parser.calls)]
+                calls = self._with_ids(parser.calls)
                 words_next = True  # one call for the figures, then the answer (no new episode)
             previous_calls = parser.calls
             if not calls:
@@ -581,6 +577,10 @@ class Agent:
                                                 for message in self._turn_results()):
             return ""
         return words
+
+    def _with_ids(self, calls: list) -> list[tuple[str, ParsedCall]]:
+        """A step's calls with the ids their events and results carry."""
+        return [(f"call_{len(self.conversation.messages)}_{index}", call) for index, call in enumerate(calls)]
 
     def _persons_message(self) -> str:
         """The person's message of this turn (not the agent's lines)."""

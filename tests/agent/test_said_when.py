@@ -2,30 +2,21 @@
 tool that declares which argument says when, the agent runs the call with what the person said.
 The clock is Monday 7 December 2026, 10:00 in London."""
 
-import asyncio
 import datetime
 import json
-from pathlib import Path
 
 import pytest
 
-from botpsy_agent.agent import Agent, AgentOptions
-from botpsy_agent.browser_session import builtin_tools
-from botpsy_agent.chat_format import ChatFormat
 from botpsy_agent.said_when import when_phrases, with_the_persons_when
-from botpsy_agent.scripted_model import ScriptedModel
-from botpsy_agent.tool_selection import DEFAULT_ENABLED_TOOLS
 from botpsy_agent.tooling import ToolContext, tool
 from botpsy_agent.tools.calendar_events import calendar_add_event
 from botpsy_agent.tools.timezones import get_zone
 from botpsy_agent.tools.todos import todo_add
 
-from .conftest import xml_call as call
+from .conftest import builtin_tools_agent, run_turn, xml_call as call
 
 LONDON = get_zone("Europe/London")
 NOW = datetime.datetime(2026, 12, 7, 10, tzinfo=datetime.timezone.utc)
-QWEN_FORMAT = ChatFormat((Path(__file__).parent / "templates" / "qwen35_style.jinja").read_text(),
-                         eos_token="<|im_end|>")
 
 
 @pytest.mark.parametrize("message, phrases", [
@@ -106,19 +97,11 @@ def test_said_when_must_name_a_text_argument():
 
 def make_agent(outputs, **options):
     context = ToolContext(now=lambda: NOW)
-    context.settings.enabled_tools = list(DEFAULT_ENABLED_TOOLS)
     context.settings.timezone = "Europe/London"
-    agent = Agent(model=ScriptedModel(outputs), chat_format=QWEN_FORMAT, context=context,
-                  options=AgentOptions(**options))
-    for each in builtin_tools():
-        agent.add_tool(each)
-    return agent
+    return builtin_tools_agent(outputs, context, **options)
 
 
-def run(agent, text):
-    async def turn():
-        return [event async for event in agent.run_turn(text)]
-    return asyncio.run(turn())
+run = run_turn
 
 
 def approve(agent):

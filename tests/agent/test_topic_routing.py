@@ -4,25 +4,15 @@ grammar changes: the prompt's tool list stays the same, and later steps may call
 
 The model is scripted; the built-in tools and the grammar are the real ones."""
 
-import asyncio
-import json
-import re
-from pathlib import Path
 
 import pytest
 
-from botpsy_agent.agent import Agent, AgentOptions
 from botpsy_agent.browser_session import builtin_tools
-from botpsy_agent.chat_format import ChatFormat
-from botpsy_agent.scripted_model import ScriptedModel
 from botpsy_agent.tool_selection import DEFAULT_ENABLED_TOOLS
-from botpsy_agent.tooling import ToolContext
 from botpsy_agent.topic_routing import TOPIC_TOOLS, names_a_conversion, route, topics_named_in
 
-from .conftest import xml_call as call
+from .conftest import builtin_tools_agent, callable_in, run_turn, xml_call as call
 
-QWEN_FORMAT = ChatFormat((Path(__file__).parent / "templates" / "qwen35_style.jinja").read_text(),
-                         eos_token="<|im_end|>")
 DEFAULTS = list(DEFAULT_ENABLED_TOOLS)
 
 
@@ -92,25 +82,10 @@ def test_every_builtin_tool_named_in_a_topic_exists():
 
 
 def make_agent(outputs, **options):
-    context = ToolContext()
-    context.settings.enabled_tools = DEFAULTS  # the page's default set
-    agent = Agent(model=ScriptedModel(outputs), chat_format=QWEN_FORMAT, context=context,
-                  options=AgentOptions(**options))
-    for each in builtin_tools():
-        agent.add_tool(each)
-    return agent
+    return builtin_tools_agent(outputs, **options)
 
 
-def run(agent, text):
-    async def turn():
-        return [event async for event in agent.run_turn(text)]
-    return asyncio.run(turn())
-
-
-def callable_in(generation_options: dict) -> set[str]:
-    """The tools the step's call grammar lets the model call."""
-    grammar = generation_options["logitsProcessors"][0]["args"]["structuralTag"]
-    return set(re.findall(r"\bcall_(\w+) ::=", json.dumps(grammar).replace("\\n", "\n")))
+run = run_turn
 
 
 def test_the_first_steps_grammar_offers_the_named_topics_tools_and_later_steps_every_tool():

@@ -4,27 +4,16 @@ back to the model once: the same prompt, a call of a tool that only reads or com
 
 The model is scripted; the built-in tools and the call grammar are the real ones."""
 
-import asyncio
 import datetime
 import json
-import re
-from pathlib import Path
 
 import pytest
 
-from botpsy_agent.agent import Agent, AgentOptions
-from botpsy_agent.browser_session import builtin_tools
-from botpsy_agent.chat_format import ChatFormat
-from botpsy_agent.scripted_model import ScriptedModel
-from botpsy_agent.tool_selection import DEFAULT_ENABLED_TOOLS
 from botpsy_agent.tooling import ToolContext
 from botpsy_agent.worked_numbers import numbers_in, unsourced_numbers
 
-from .conftest import xml_call as call
+from .conftest import builtin_tools_agent, callable_in, run_turn, xml_call as call
 
-QWEN_FORMAT = ChatFormat((Path(__file__).parent / "templates" / "qwen35_style.jinja").read_text(),
-                         eos_token="<|im_end|>")
-DEFAULTS = list(DEFAULT_ENABLED_TOOLS)
 NOW_LINE = "Now: Monday 7 December 2026, 10:00."
 
 
@@ -53,24 +42,11 @@ def test_unsourced_numbers(answer, sources, unsourced):
 
 
 def make_agent(outputs, **options):
-    context = ToolContext(now=lambda: datetime.datetime(2026, 12, 7, 10, tzinfo=datetime.timezone.utc))
-    context.settings.enabled_tools = DEFAULTS  # the page's default set
-    agent = Agent(model=ScriptedModel(outputs), chat_format=QWEN_FORMAT, context=context,
-                  options=AgentOptions(**options))
-    for each in builtin_tools():
-        agent.add_tool(each)
-    return agent
+    return builtin_tools_agent(outputs, ToolContext(now=lambda: datetime.datetime(2026, 12, 7, 10, tzinfo=datetime.timezone.utc)),
+                               **options)
 
 
-def run(agent, text):
-    async def turn():
-        return [event async for event in agent.run_turn(text)]
-    return asyncio.run(turn())
-
-
-def callable_in(generation_options: dict) -> set[str]:
-    grammar = generation_options["logitsProcessors"][0]["args"]["structuralTag"]
-    return set(re.findall(r"\bcall_(\w+) ::=", json.dumps(grammar).replace("\\n", "\n")))
+run = run_turn
 
 
 def of_type(events, kind):
