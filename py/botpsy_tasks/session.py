@@ -180,6 +180,8 @@ async def _run_turn(agent: Agent, text: str, person: SimulatedPerson, ran: set[s
                     "ok": None, "result": None}
             if event.get("error"):
                 call["parse_error"] = event["error"]
+            if event.get("said_when"):  # arguments the person's words about when replaced (said_when.py)
+                call["said_when"] = event["said_when"]
             calls[event["id"]] = call
             turn["calls"].append(call)
         elif kind == "confirmation":

@@ -113,3 +113,14 @@ def test_answer_and_call_checks_can_look_at_one_turn(run_task):
                "That is 295.37 K."]
     outcome = run_task(task, outputs)
     assert [verdict["passed"] for verdict in outcome.verdicts[:4]] == [True, True, False, False]
+
+
+def test_the_record_says_which_arguments_the_persons_words_about_when_replaced(run_task):
+    task = {"turns": ["Remind me to buy milk tomorrow morning at 8"], "approve": ["todo_add"],
+            "checks": [{"stored": "todos", "where": {"text": "milk", "due": {"date": "2026-12-08", "time": "08:00"}}}]}
+    outcome = run_task(task, [xml_call("todo_add", text="Buy milk", due="tomorrow morning"), "Done."])
+    call = outcome.record["turns"][0]["calls"][0]
+    assert call["arguments"]["due"] == "tomorrow morning at 8"
+    assert call["said_when"]["due"] == {"written": "tomorrow morning", "used": "tomorrow morning at 8",
+                                        "said": "tomorrow morning at 8"}
+    assert outcome.done
