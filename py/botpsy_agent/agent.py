@@ -475,12 +475,14 @@ class Agent:
 
     def _tools_for_numbers(self, step: int, invented: list = ()) -> tuple[str, ...]:
         """The tools a call for the answer's figures may use: the offered tools without side
-        effects (of those a routed first step may call, when this is the first step); of them,
+        effects that keep their arguments in this page (a host page's tools do not: a check of the
+        model's arithmetic is no reason to send the conversation elsewhere), of those a routed
+        first step may call when this is the first step; of them,
         the ones the conversation has called before ("and 25%?" after a calculation) and those
         whose arguments a call of a tool nobody offered wrote (`calculate_income(expression=...)`),
         when there are any. Left to choose among all of them, Qwen2.5-Coder-0.5B called
         current_time for "and 25%?" (bench/tasks-done.md)."""
-        tools = [tool for tool in self.active_tools() if not tool.side_effects]
+        tools = [tool for tool in self.active_tools() if not tool.side_effects and not tool.sends_elsewhere]
         if step == 1 and self._turn_routing:
             tools = [tool for tool in tools if tool.name in self._turn_routing.tools]
         called = {message.get("name") for message in self.conversation.messages if message["role"] == "tool"}

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from botpsy_agent.tooling import ToolContext
+from botpsy_agent.tooling import Tool, ToolContext
 from botpsy_agent.worked_numbers import numbers_in, unsourced_numbers
 
 from .conftest import builtin_tools_agent, callable_in, run_turn, xml_call as call
@@ -156,3 +156,16 @@ def test_after_an_invented_tool_the_tools_whose_arguments_it_wrote_are_asked_for
                         "That is 50,000.", call("calculator", expression="4250 * 12"), "$51,000."])
     run(agent, "I earn $4,250 a month. How much is that over a year?")
     assert callable_in(agent.model.options[2]) == {"calculator"}
+
+
+def test_a_host_pages_tool_is_never_asked_for_a_figure():
+    # a check of the model's arithmetic is no reason to send the conversation to another page
+    agent = make_agent(["It is 75.", call("calculator", expression="25% of 350"), "87.5"])
+    agent.add_tool(Tool.from_json_schema("host_lookup", "Look something up on the host page.",
+                                         {"type": "object", "properties": {"q": {"type": "string"}}},
+                                         lambda arguments: "", sends_elsewhere=True))
+    agent.context.settings.enabled_tools = list(agent.context.settings.enabled_tools) + ["host_lookup"]
+    run(agent, "What's 25% of 350?")
+    required = callable_in(agent.model.options[1])
+    assert "calculator" in required and "host_lookup" not in required
+    assert "host_lookup" in callable_in(agent.model.options[0])
