@@ -273,14 +273,11 @@ class Agent:
                     yield {"type": "tool_call", "id": f"{call_id}_off_topic", "name": call.name,
                            "arguments": call.arguments, "error": _off_topic(call.name, routing, retry_tools)}
                 again: list = []
-                async for event in self._generate_again(prompt, again, "required", retry_tools):
+                async for event in self._call_required(prompt, retry_tools, step, again):
                     yield event
-                if not again:  # the model failed; its error event is out
+                if not again:  # the model failed or looped; the turn's last event is out
                     return
                 parser, output = again[0], again[0].output
-                if parser.loop:
-                    yield self._stopped_repeating(parser, parser.loop, step)
-                    return
                 calls = self._with_ids(parser.calls)
             if calls and self.options.stop_repeated_calls and _same_calls(parser.calls, previous_calls):
                 # The model wrote again the very calls whose results it was just given: a loop
@@ -335,15 +332,12 @@ class Agent:
                 # went on calling, to a note it was not asked for).
                 numbers_checked, self._turn_numbers = True, numbers
                 again: list = []
-                async for event in self._generate_again(prompt, again, "required", self._tools_for_numbers(step, invented),
-                                                        {"type": "numbers_unsourced", "numbers": numbers}):
+                async for event in self._call_required(prompt, self._tools_for_numbers(step, invented), step, again,
+                                                       {"type": "numbers_unsourced", "numbers": numbers}):
                     yield event
-                if not again:  # the model failed; its error event is out
+                if not again:  # the model failed or looped; the turn's last event is out
                     return
                 parser, output = again[0], again[0].output
-                if parser.loop:
-                    yield self._stopped_repeating(parser, parser.loop, step)
-                    return
                 calls = self._with_ids(parser.calls)
                 words_next = True  # one call for the figures, then the answer (no new episode)
             previous_calls = parser.calls
@@ -501,6 +495,19 @@ class Agent:
         yield {"type": "answer_from_results", "reason": reason}
         async for event in self._generate_again(prompt, answered, "none"):
             yield event
+
+    async def _call_required(self, prompt: str, tools: tuple[str, ...], step: int, got: list,
+                             why: dict | None = None) -> AsyncIterator[dict]:
+        """The same prompt again, a call of `tools` required (after the event `why`, when given).
+        Appends its parser to `got` when the turn goes on; when the model failed, or its reply was
+        stopped in a loop, yields the error or the turn's final event and appends nothing."""
+        again: list = []
+        async for event in self._generate_again(prompt, again, "required", tools, why):
+            yield event
+        if again and again[0].loop:
+            yield self._stopped_repeating(again[0], again[0].loop, step)
+        elif again:
+            got.append(again[0])
 
     async def _generate_again(self, prompt: str, answered: list, mode: str,
                               tools: tuple[str, ...] | None = None, why: dict | None = None) -> AsyncIterator[dict]:
