@@ -17,8 +17,9 @@
   {"type": "final", "text", "steps", "cancelled"?, "answered_from_results"?, "answered_without_tools"?,
    "untrusted_reads"?, "first_step_tools"?, "numbers_sent_back"?}   {"type": "error", "message"}
    answered_from_results: the model repeated its calls and was asked for words instead;
-   first_step_tools: {"topics", "tools"}, when the person's message named topics and the turn's
-   first step could call only their tools and the tools of no topic (topic_routing.py);
+   first_step_tools: {"topics", "tools"}, when the person's message named topics (or, naming none,
+   said when: the topics of the tools that take a moment) and the turn's first step could call only
+   their tools and the tools of no topic (topic_routing.py);
    answered_without_tools: it called only tools nobody offered, and answered in words instead
    numbers_sent_back: the numbers of a numbers_unsourced event of the turn
    untrusted_reads: present when the prompt the answer was written from held untrusted content
@@ -48,7 +49,7 @@ from .provenance import ProvenanceStore, stored_data_source
 from .results import DENIED, cap_length, error_text, result_text
 from .repetition import Loop, RepetitionGuard, before_the_loop, loop_at_end
 from .results_in_words import result_in_words
-from .said_when import with_the_persons_when
+from .said_when import says_a_moment, with_the_persons_when
 from .safety import (NETWORK_TOOLS, confirmation_reason, mark_untrusted, marking_notice_in, network_refusal,
                      reads_personal_data, without_special_tokens)
 from .tooling import Tool, ToolContext, ToolError
@@ -395,8 +396,17 @@ class Agent:
         tool may be called: routing is off, or the page named the one tool the reply must call."""
         if not self.options.route_by_topic or self.options.tool_calls not in ("auto", "required"):
             return None
-        routing = route(user_text, [tool.name for tool in self.active_tools()])
+        routing = route(user_text, [tool.name for tool in self.active_tools()], self._when_tools(user_text))
         return routing if routing.restricted else None
+
+    def _when_tools(self, user_text: str) -> tuple[str, ...]:
+        """The offered tools that take the moment a thing starts as the person says it (an event's
+        start: Tool.said_when "start"), when their message says one (a day or a clock time). A
+        to-do's due time is not among them: people name their to-dos ("remind me", "my todo list"),
+        and a message that says when but names nothing is about something happening then."""
+        if not says_a_moment(user_text, user_zone(self.context), self.context.now()):
+            return ()
+        return tuple(tool.name for tool in self.active_tools() if tool.said_when == "start")
 
     def _retry_tools(self, routing: Routing, held: list) -> tuple[str, ...]:
         """The tools a routed first step is asked again to call, its calls outside the routing held

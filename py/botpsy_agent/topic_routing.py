@@ -15,7 +15,12 @@ steps may call any tool, and the model may answer in words.
 A topic counts only when named plainly: a word of the topic (or, for words of six letters or more,
 the word with one letter wrong: "calender"), or for units two units of one kind that the unit
 converter knows (its own table, time units aside: "in two hours" is a when, not a conversion).
-A message in words these lists do not cover names no topic, and so keeps every tool.
+A message in words these lists do not cover names no topic, and so keeps every tool, unless it says
+when: a message naming no topic but a day or a clock time ("Lunch with Sam on Saturday, 1pm to
+2:30pm. Add it please", "anything on tomorrow evening?") is about what happens then, and names
+the topics of the tools that take the moment a thing starts as the person says it (the agent
+passes them: `@tool(said_when="start")`, the calendar's). Left every tool, Qwen2.5-Coder-0.5B
+stored such events as notes.
 """
 
 from __future__ import annotations
@@ -128,17 +133,24 @@ def topics_named_in(message: str) -> list[str]:
 _TOPIC_OF = {tool: topic for topic, tools in TOPIC_TOOLS.items() for tool in tools}
 
 
-def route(message: str, offered: list[str]) -> Routing:
-    """The offered tools the first step of a turn starting with `message` may call. Unrestricted
-    when the message names no topic, or none whose tools are offered."""
-    return _routing(topics_named_in(message), offered)
+def route(message: str, offered: list[str], when_tools: tuple[str, ...] = ()) -> Routing:
+    """The offered tools the first step of a turn starting with `message` may call. `when_tools`:
+    the offered tools that take the moment the person says, when the message says one (the caller
+    reads the clock: said_when.says_a_moment); their topics count when the message names none.
+    Unrestricted when the message names no topic, or none whose tools are offered."""
+    return _routing(topics_named_in(message) or _topics_of(when_tools), offered)
 
 
 def one_topic_routings(offered: list[str]) -> list[Routing]:
     """The restricted routings of messages that name one topic, one per topic with an offered tool:
-    the first-step grammars most turns use, which the page's warm-up compiles ahead."""
+    the first-step grammars most turns use, which the page's warm-up compiles ahead (a message that
+    only says when is routed as one naming the calendar)."""
     routings = (_routing([topic], offered) for topic in TOPIC_TOOLS)
     return [routing for routing in routings if routing.restricted]
+
+
+def _topics_of(tools: tuple[str, ...]) -> list[str]:
+    return [topic for topic in TOPIC_TOOLS if any(_TOPIC_OF.get(name) == topic for name in tools)]
 
 
 def _routing(topics: list[str], offered: list[str]) -> Routing:

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from botpsy_agent.said_when import when_phrases, with_the_persons_when
+from botpsy_agent.said_when import said_span, says_a_moment, when_phrases, with_the_persons_when
 from botpsy_agent.tooling import ToolContext, tool
 from botpsy_agent.tools.calendar_events import calendar_add_event
 from botpsy_agent.tools.timezones import get_zone
@@ -68,6 +68,44 @@ def test_an_end_moves_with_its_start_and_keeps_its_length():
         "Lunch with Sam on Friday at 1pm", LONDON, NOW)
     assert arguments["start"] == "friday at 1pm" and arguments["end"] == "2026-12-11T14:30+00:00"
     assert changes["end"] == {"written": "2026-12-07T11:30", "used": "2026-12-11T14:30+00:00"}
+
+
+@pytest.mark.parametrize("message, span", [
+    ("Lunch with Sam at Dishoom on Saturday, 1pm to 2:30pm. Add it please", ("saturday 1pm", "2:30pm", "2026-12-12T14:30")),
+    ("Friday 2pm – 4pm call with the bank", ("friday 2pm", "4pm", "2026-12-11T16:00")),
+    ("party tonight 11pm until 1am", ("tonight 11pm", "1am", "2026-12-08T01:00")),    # ends the next day
+    ("meeting tomorrow from 9am until 11am", None),         # three phrases: not for the agent to piece together
+    ("from 1pm to 2pm on Saturday", None),                  # read alone, its ends are days apart
+    ("Lunch on Saturday at 1pm, and dinner at 7pm", None),  # two moments, not a span
+])
+def test_a_span_the_person_says(message, span):
+    found = said_span(message, LONDON, NOW)
+    assert (found and (found[0], found[1], found[2].strftime("%Y-%m-%dT%H:%M"))) == span
+
+
+def test_a_span_the_person_said_gives_an_event_its_start_and_end():
+    message = "Lunch with Sam at Dishoom on Saturday, 1pm to 2:30pm. Add it please"
+    arguments, changes = with_the_persons_when(
+        calendar_add_event, {"title": "Lunch", "start": "2026-12-07T10:00", "end": "2026-12-07T14:30"}, message,
+        LONDON, NOW)
+    assert arguments == {"title": "Lunch", "start": "saturday 1pm", "end": "2026-12-12T14:30+00:00"}
+    assert changes["end"] == {"written": "2026-12-07T14:30", "used": "2026-12-12T14:30+00:00", "said": "2:30pm"}
+    agreeing = {"title": "Lunch", "start": "2026-12-12T13:00", "end": "2026-12-12T14:30"}
+    assert with_the_persons_when(calendar_add_event, agreeing, message, LONDON, NOW) == (agreeing, {})
+    # the end is said even where the model wrote none
+    assert with_the_persons_when(calendar_add_event, {"title": "Lunch", "start": "saturday 1pm"}, message,
+                                 LONDON, NOW)[0]["end"] == "2026-12-12T14:30+00:00"
+
+
+@pytest.mark.parametrize("message, moment", [
+    ("anything on tomorrow evening?", True),
+    ("Block out the whole of 24 December", True),
+    ("Anything I need to get done today?", True),
+    ("Write a haiku about a frosty winter morning.", False),   # a part of the day alone is no moment
+    ("What's 15% of 80?", False),
+])
+def test_a_message_that_says_a_moment(message, moment):
+    assert says_a_moment(message, LONDON, NOW) is moment
 
 
 def test_only_a_tool_that_declares_its_when_argument_is_changed():

@@ -76,6 +76,17 @@ def test_a_topic_none_of_whose_tools_is_offered_restricts_nothing():
     assert routing.tools == ("calendar_list_events", "host_lookup", "get_weather")
 
 
+def test_a_message_naming_no_topic_but_saying_when_is_routed_to_the_tools_of_its_when():
+    # the agent passes the tools that take the moment the person says, when the message says one
+    routing = route("Lunch with Sam at Dishoom on Saturday, 1pm to 2:30pm. Add it please", DEFAULTS,
+                    ("calendar_add_event",))
+    assert routing.restricted and routing.topics == ("calendar",)
+    assert "notes_create" not in routing.tools and "calendar_add_event" in routing.tools
+    assert "notes_search" in routing.tools                        # a read of the person's data, as ever
+    # a topic the message names wins over its when
+    assert route("Remind me to call Mum on Sunday", DEFAULTS, ("calendar_add_event",)).topics == ("todos",)
+
+
 def test_every_builtin_tool_named_in_a_topic_exists():
     names = {tool.name for tool in builtin_tools()}
     assert {tool for tools in TOPIC_TOOLS.values() for tool in tools} <= names
@@ -199,6 +210,31 @@ def test_the_warm_up_is_given_the_first_step_grammar_of_each_topic_a_message_may
     first_step = make_agent(["Sure."])
     run(first_step, "add milk to my todos")
     assert first_step.model.options[0]["logitsProcessors"] in grammars
+
+
+def test_a_turn_that_says_when_and_names_nothing_may_first_add_an_event_not_a_note():
+    agent = make_agent([call("notes_create", text="Lunch with Sam on Saturday"),
+                        call("calendar_add_event", title="Lunch with Sam", start="saturday 1pm"), "Added."],
+                       now_line=False)
+    events = run(agent, "Lunch with Sam at Dishoom on Saturday, 1pm to 2:30pm. Add it please")
+    assert events[-1]["first_step_tools"]["topics"] == ["calendar"]
+    held = next(event for event in events if event["type"] == "tool_call" and event["id"].endswith("_off_topic"))
+    assert held["name"] == "notes_create"
+    assert "calendar_add_event" in callable_in(agent.model.options[1])
+    assert "todo_add" not in callable_in(agent.model.options[0])  # a to-do is named, not implied by a when
+
+
+@pytest.mark.parametrize("message", ["Write a haiku about a frosty winter morning.", "Tell me a joke"])
+def test_a_turn_saying_no_moment_and_naming_nothing_is_not_routed(message):
+    agent = make_agent(["Here it is."])
+    assert "first_step_tools" not in run(agent, message)[-1]
+
+
+def test_the_warm_up_holds_the_first_step_grammar_of_a_message_that_only_says_when():
+    agent = make_agent(["Nothing then."])
+    grammars = agent.routed_logits_processors()
+    run(agent, "anything on tomorrow evening?")
+    assert agent.model.options[0]["logitsProcessors"] in grammars
 
 
 def test_no_grammar_is_warmed_for_turns_that_are_not_routed():
