@@ -6,12 +6,15 @@ Keyed by the built-in a folder was exported from (its manifest's `source`) and t
 folder from any other source gets no figure rather than a guess.
 """
 
-# Decode, short context, tokens/s: headless Chromium, WASM, 2 threads, on the 2-core test machine
-# (MEASURED_ON, which the page says with each figure).
+# Decode, short context, one token per model call (the model's own pace: guessing ahead speeds up
+# only text that repeats its prompt), tokens/s: headless Chromium, WASM, 2 threads, on the 2-core test
+# machine (MEASURED_ON, which the page says with each figure). Both in one sitting, quiet, median of 3:
+# `botpsy-web bench DIR --dtype q8 --repeats 3 --engines botpsy --scenarios decode`, 2026-12-08
+# (bench/qwen2.5-coder-1.5b.md#the-speed-hints-re-measured-2026-12-08).
 MEASURED_ON = "a 2-core CPU"
 DECODE_TOKENS_PER_SECOND = {
-    "qwen2.5-coder-0.5b": {"q8": 13.95},  # 2026-12-03, bench/bench-0.5b.md
-    "qwen2.5-coder-1.5b": {"q8": 7.29},   # 2026-12-05, bench/RESULTS.md (issue 43)
+    "qwen2.5-coder-0.5b": {"q8": 14.5},
+    "qwen2.5-coder-1.5b": {"q8": 5.28},
 }
 
 
