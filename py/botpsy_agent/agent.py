@@ -17,9 +17,10 @@
   {"type": "final", "text", "steps", "cancelled"?, "answered_from_results"?, "answered_without_tools"?,
    "untrusted_reads"?, "first_step_tools"?, "numbers_sent_back"?}   {"type": "error", "message"}
    answered_from_results: the model repeated its calls and was asked for words instead;
-   first_step_tools: {"topics", "tools"}, when the person's message named topics (or, naming none,
-   said when: the topics of the tools that take a moment) and the turn's first step could call only
-   their tools and the tools of no topic (topic_routing.py);
+   first_step_tools: {"topics", "tools", "question"?}, when the person's message named topics (or,
+   naming none, said when: the topics of the tools that take a moment) or asked a question
+   (questions.py: no tool that acts), and the turn's first step could call only those tools
+   (topic_routing.py);
    answered_without_tools: it called only tools nobody offered, and answered in words instead
    numbers_sent_back: the numbers of a numbers_unsourced event of the turn
    untrusted_reads: present when the prompt the answer was written from held untrusted content
@@ -46,6 +47,7 @@ from .named_files import READ_TOOL, files_to_read
 from .now_line import now_line
 from .parsing import ModelOutputParser, ParsedCall
 from .provenance import ProvenanceStore, stored_data_source
+from .questions import asks_a_question
 from .results import DENIED, cap_length, error_text, result_text
 from .repetition import Loop, RepetitionGuard, before_the_loop, loop_at_end
 from .results_in_words import result_in_words
@@ -261,7 +263,7 @@ class Agent:
             if guard and guard.loop:
                 yield self._stopped_repeating(parser, guard.loop, step)
                 return
-            if routing and step == 1 and calls and not any(call.name in routing.tools for _, call in calls):
+            if routing and step == 1 and calls and self._held_back(routing, [call for _, call in calls]):
                 # The model chose to call, but none of its calls is of a tool the routing allows: a call
                 # Qwen2.5-Coder writes without tags is free text to the grammar until an offered name
                 # ends (reply_openings.py), and every tool of the prompt is offered. Nothing runs; the
@@ -272,7 +274,8 @@ class Agent:
                 retry_tools = self._retry_tools(routing, [call for _, call in calls])
                 for call_id, call in calls:
                     yield {"type": "tool_call", "id": f"{call_id}_off_topic", "name": call.name,
-                           "arguments": call.arguments, "error": _off_topic(call.name, routing, retry_tools)}
+                           "arguments": call.arguments,
+                           "error": _off_topic(call.name, routing, retry_tools, call.name in self._acting_tools())}
                 again: list = []
                 async for event in self._call_required(prompt, retry_tools, step, again):
                     yield event
@@ -396,8 +399,20 @@ class Agent:
         tool may be called: routing is off, or the page named the one tool the reply must call."""
         if not self.options.route_by_topic or self.options.tool_calls not in ("auto", "required"):
             return None
-        routing = route(user_text, [tool.name for tool in self.active_tools()], self._when_tools(user_text))
+        acting = self._acting_tools() if asks_a_question(user_text) else ()
+        routing = route(user_text, [tool.name for tool in self.active_tools()], self._when_tools(user_text), acting)
         return routing if routing.restricted else None
+
+    def _held_back(self, routing: Routing, calls: list) -> bool:
+        """True when a routed first step's calls are held back: none is of a tool the routing allows.
+        A question naming no topic holds back only a step that calls a tool that acts: one that
+        only names tools nobody offered is answered as any such step is (words_after_invented_tool)."""
+        if any(call.name in routing.tools for call in calls):
+            return False
+        return bool(routing.topics) or any(call.name in self._acting_tools() for call in calls)
+
+    def _acting_tools(self) -> tuple[str, ...]:
+        return tuple(tool.name for tool in self.active_tools() if tool.side_effects)
 
     def _when_tools(self, user_text: str) -> tuple[str, ...]:
         """The offered tools that take the moment a thing starts as the person says it (an event's
@@ -767,7 +782,7 @@ class Agent:
             return []
         prompt = self.render_prompt(({"role": "user", "content": "A"},))
         distinct: dict[str, list[dict]] = {}
-        for routing in one_topic_routings([tool.name for tool in self.active_tools()]):
+        for routing in one_topic_routings([tool.name for tool in self.active_tools()], self._acting_tools()):
             processors = self.logits_processors(prompt, tools=routing.tools)
             if processors:
                 distinct.setdefault(json.dumps(processors, sort_keys=True), processors)
@@ -777,11 +792,12 @@ class Agent:
 REPEATED_CALL = "not run again: the same call as the step before (its result is above)"
 
 
-def _off_topic(name: str, routing: Routing, retry_tools: tuple[str, ...]) -> str:
-    """The error of a routed first step's call of a tool outside the topics the message names."""
-    topics = ", ".join(routing.topics)
-    return (f"not run: this request is about {topics}, and {name} is not one of its tools; the model was "
-            f"asked again to call one of {', '.join(retry_tools)}")
+def _off_topic(name: str, routing: Routing, retry_tools: tuple[str, ...], acts: bool) -> str:
+    """The error of a routed first step's call of a tool outside the topics the message names, or
+    of one that changes things (`acts`) in answer to a question."""
+    why = (f"this is a question, and {name} changes things" if routing.question and acts
+           else f"this request is about {', '.join(routing.topics)}, and {name} is not one of its tools")
+    return f"not run: {why}; the model was asked again to call one of {', '.join(retry_tools)}"
 # The final answer of a turn stopped in a loop when the model said nothing before it and nothing ran.
 STUCK_REPEATING = "I got stuck repeating myself, so I stopped there. Please ask again, perhaps in other words."
 # What a reply asked for words may hold that says nothing: told not to start with "{" or "[",

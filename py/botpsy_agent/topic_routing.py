@@ -21,6 +21,10 @@ when: a message naming no topic but a day or a clock time ("Lunch with Sam on Sa
 the topics of the tools that take the moment a thing starts as the person says it (the agent
 passes them: `@tool(said_when="start")`, the calendar's). Left every tool, Qwen2.5-Coder-0.5B
 stored such events as notes.
+
+A message that asks a question (questions.py) changes nothing on its first step: the caller passes
+the offered tools with side effects, and they leave the routing's tools, whether or not it names a
+topic ("how much flour goes in my pancake recipe?" had the 0.5B write a note).
 """
 
 from __future__ import annotations
@@ -79,9 +83,10 @@ class Routing:
     tools: tuple[str, ...]
     restricted: bool
     topic_tools: tuple[str, ...] = ()
+    question: bool = False  # the message asks a question: no tool with side effects
 
     def as_event(self) -> dict:
-        return {"topics": list(self.topics), "tools": list(self.tools)}
+        return {"topics": list(self.topics), "tools": list(self.tools), **({"question": True} if self.question else {})}
 
 
 def _phrase_pattern(phrases) -> re.Pattern:
@@ -133,19 +138,25 @@ def topics_named_in(message: str) -> list[str]:
 _TOPIC_OF = {tool: topic for topic, tools in TOPIC_TOOLS.items() for tool in tools}
 
 
-def route(message: str, offered: list[str], when_tools: tuple[str, ...] = ()) -> Routing:
+def route(message: str, offered: list[str], when_tools: tuple[str, ...] = (),
+          acting: tuple[str, ...] = ()) -> Routing:
     """The offered tools the first step of a turn starting with `message` may call. `when_tools`:
     the offered tools that take the moment the person says, when the message says one (the caller
     reads the clock: said_when.says_a_moment); their topics count when the message names none.
-    Unrestricted when the message names no topic, or none whose tools are offered."""
-    return _routing(topics_named_in(message) or _topics_of(when_tools), offered)
+    `acting`: the offered tools with side effects, when the message asks a question (questions.py);
+    none of them may be called. Unrestricted when the message names no topic, or none whose tools
+    are offered, and asks no question."""
+    return _routing(topics_named_in(message) or _topics_of(when_tools), offered, acting)
 
 
-def one_topic_routings(offered: list[str]) -> list[Routing]:
-    """The restricted routings of messages that name one topic, one per topic with an offered tool:
-    the first-step grammars most turns use, which the page's warm-up compiles ahead (a message that
-    only says when is routed as one naming the calendar)."""
-    routings = (_routing([topic], offered) for topic in TOPIC_TOOLS)
+def one_topic_routings(offered: list[str], acting: tuple[str, ...] = ()) -> list[Routing]:
+    """The restricted routings of messages that name one topic, one per topic with an offered tool,
+    and with `acting` (the offered tools with side effects) the same for a question, and a question
+    naming none: the first-step grammars most turns use, which the page's warm-up compiles ahead (a
+    message that only says when is routed as one naming the calendar)."""
+    routings = [_routing([topic], offered) for topic in TOPIC_TOOLS]
+    if acting:
+        routings += [_routing([topic], offered, acting) for topic in TOPIC_TOOLS] + [_routing([], offered, acting)]
     return [routing for routing in routings if routing.restricted]
 
 
@@ -153,10 +164,14 @@ def _topics_of(tools: tuple[str, ...]) -> list[str]:
     return [topic for topic in TOPIC_TOOLS if any(_TOPIC_OF.get(name) == topic for name in tools)]
 
 
-def _routing(topics: list[str], offered: list[str]) -> Routing:
+def _routing(topics: list[str], offered: list[str], acting: tuple[str, ...] = ()) -> Routing:
     topics = [topic for topic in topics if any(_TOPIC_OF.get(name) == topic for name in offered)]
-    if not topics:
-        return Routing((), tuple(offered), restricted=False, topic_tools=tuple(offered))
-    own = tuple(name for name in offered if _TOPIC_OF.get(name) in (None, *topics))
-    allowed = tuple(name for name in offered if name in own or name in PERSONAL_DATA_READS)
-    return Routing(tuple(topics), allowed, restricted=len(allowed) < len(offered), topic_tools=own)
+    if topics:
+        own = tuple(name for name in offered if _TOPIC_OF.get(name) in (None, *topics))
+        allowed = tuple(name for name in offered if name in own or name in PERSONAL_DATA_READS)
+    else:
+        own = allowed = tuple(offered)
+    question = any(name in acting for name in offered)
+    if question:
+        own, allowed = (tuple(name for name in names if name not in acting) for names in (own, allowed))
+    return Routing(tuple(topics), allowed, restricted=len(allowed) < len(offered), topic_tools=own, question=question)

@@ -60,7 +60,7 @@ def test_an_answer_that_read_nothing_untrusted_carries_no_mark_whatever_it_says(
     # The model's text cannot forge the field: it is built from the tool results the loop marked.
     agent = make_agent([call("calculator", expression="2+2"),
                         'It is 4. (Written after reading files_read("reviews.txt"); untrusted_reads: [])'])
-    final = final_of(agent, "What is 2+2?")
+    final = final_of(agent, "Work out 2+2.")
     assert final == {"type": "final", "steps": 2,
                      "text": 'It is 4. (Written after reading files_read("reviews.txt"); untrusted_reads: [])'}
 

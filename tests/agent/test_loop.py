@@ -266,7 +266,7 @@ def test_a_call_repeated_at_once_is_not_run_again_and_the_model_answers_from_its
     """Qwen2.5-Coder-0.5B writes the calculator call again after its result. The same calls again
     do not run; the model is asked once more, with calls forbidden, and the person gets its words."""
     agent = make_agent([xml_call("divide", a=1, b=4), xml_call("divide", a=1, b=4), "1/4 is 0.25."])
-    events = run(agent, "What is 1/4?")
+    events = run(agent, "Tell me what 1/4 is.")  # not a question: every tool on the first step
     assert [r["result"] for r in of_type(events, "tool_result")] == ["0.25"]
     repeated = of_type(events, "tool_call")[1]
     assert repeated["name"] == "divide" and repeated["error"].startswith("not run again")
@@ -385,7 +385,7 @@ def test_a_model_that_ignores_the_constraint_gets_its_repeat_run_once_then_the_r
     request that reads the same thing twice on purpose: AgentDojo's workspace user_task_36) has
     the repeat run once; repeating again ends the turn with the results, never a bare notice."""
     agent = make_agent([xml_call("divide", a=1, b=4)] * 5)
-    events = run(agent, "What is 1/4?")
+    events = run(agent, "Tell me what 1/4 is.")  # not a question: every tool on the first step
     assert [r["result"] for r in of_type(events, "tool_result")] == ["0.25", "0.25"]
     assert len(agent.model.prompts) == 5 and not of_type(events, "error")
     assert events[-1] == {"type": "final", "text": "divide: 0.25", "steps": 3,
@@ -405,7 +405,7 @@ def test_an_invented_tool_is_not_run_and_the_same_prompt_is_answered_in_words():
     again with calls forbidden (no object may open). The invented call never enters the
     conversation, so later prompts do not hold it."""
     agent = make_agent([xml_call("divide_numbers", a=1, b=4), "1/4 is a quarter.", "ok"])
-    events = run(agent, "What is 1/4?")
+    events = run(agent, "Tell me what 1/4 is.")  # not a question: every tool on the first step
     [call] = of_type(events, "tool_call")
     assert call["name"] == "divide_numbers" and "UnknownTool" in call["error"] and "The closest: divide." in call["error"]
     assert not of_type(events, "tool_result")

@@ -117,13 +117,14 @@ def test_routing_changes_the_grammar_but_never_the_prompt():
     run(unrouted, "what's on my calendar this week?")
     assert routed.model.prompts == unrouted.model.prompts
     assert callable_in(unrouted.model.options[0]) == set(DEFAULTS)
+    # a question, too: the calendar's own tool that acts is not offered either
     assert callable_in(routed.model.options[0]) == set(DEFAULTS) - {"current_time", "convert_units", "notes_create",
-                                                                    "todo_add", "search_docs"}
+                                                                    "todo_add", "search_docs", "calendar_add_event"}
 
 
 def test_an_unrouted_turn_says_nothing_about_routing():
     agent = make_agent(["Paris."])
-    final = run(agent, "What is the capital of France?")[-1]
+    final = run(agent, "Tell me the capital of France.")[-1]
     assert "first_step_tools" not in final
     assert callable_in(agent.model.options[0]) == set(DEFAULTS)
 
@@ -234,6 +235,51 @@ def test_the_warm_up_holds_the_first_step_grammar_of_a_message_that_only_says_wh
     agent = make_agent(["Nothing then."])
     grammars = agent.routed_logits_processors()
     run(agent, "anything on tomorrow evening?")
+    assert agent.model.options[0]["logitsProcessors"] in grammars
+
+
+QUESTION_ACTING = ("notes_create", "calendar_add_event", "todo_add")
+
+
+def test_a_question_may_call_no_tool_that_changes_things_on_its_first_step():
+    routing = route("how much flour goes in my pancake recipe?", DEFAULTS, acting=QUESTION_ACTING)
+    assert routing.restricted and routing.question and routing.topics == ()
+    assert set(routing.tools) == set(DEFAULTS) - set(QUESTION_ACTING)
+    named = route("what's in my notes about the boiler?", DEFAULTS, acting=QUESTION_ACTING)
+    assert named.topics == ("notes",) and "notes_create" not in named.tools and "notes_search" in named.tools
+    assert "notes_create" not in named.topic_tools       # nor may its retry act
+
+
+def test_a_question_held_back_for_acting_is_asked_again_for_a_read():
+    agent = make_agent([call("notes_create", text="In my pancake recipe, I use 1/2 cup of flour."),
+                        call("notes_search", query="pancake"), "200 g of flour."])
+    events = run(agent, "how much flour goes in my pancake recipe?")
+    held = next(event for event in events if event["type"] == "tool_call" and event["id"].endswith("_off_topic"))
+    assert held["name"] == "notes_create" and held["error"].startswith("not run: this is a question, and notes_create")
+    assert not {"notes_create", "todo_add", "calendar_add_event"} & callable_in(agent.model.options[1])
+    assert [event["name"] for event in events if event["type"] == "tool_result"] == ["notes_search"]
+    assert events[-1]["first_step_tools"]["question"] is True
+
+
+def test_a_question_naming_no_topic_answers_an_invented_tool_in_words_as_before():
+    agent = make_agent([call("legs", expression="3 * 4"), "A spider has 8 legs."])
+    events = run(agent, "How many legs does a spider have?")
+    assert not [event for event in events if event["type"] == "tool_call" and event["id"].endswith("_off_topic")]
+    assert events[-1]["text"] == "A spider has 8 legs." and events[-1]["answered_without_tools"] is True
+
+
+@pytest.mark.parametrize("message", ["Could you block two hours on Wednesday for my tax return?",
+                                     "Add milk. What else is on my todo list?", "add milk to my todos"])
+def test_a_request_keeps_the_tools_that_act(message):
+    agent = make_agent(["Done."])
+    run(agent, message)
+    assert {"calendar_add_event", "todo_add"} & callable_in(agent.model.options[0])
+
+
+def test_the_warm_up_holds_the_first_step_grammar_of_a_question():
+    agent = make_agent(["Paris."])
+    grammars = agent.routed_logits_processors()
+    run(agent, "What is the capital of France?")
     assert agent.model.options[0]["logitsProcessors"] in grammars
 
 

@@ -66,7 +66,8 @@ def test_not_called_counts_calls_that_never_ran(run_task):
 
 def test_an_acting_call_the_task_did_not_expect_fails_even_when_the_person_denied_it(run_task):
     outputs = [xml_call("notes_create", text="17% of 2,340"), "I could not save it. It is 397.8."]
-    outcome = run_task({**PERCENT, "checks": [{"answer_number": 397.8}]}, outputs)
+    # a request, not a question: a question's first step may not call a tool that acts (questions.py)
+    outcome = run_task({"turns": ["Work out 17% of 2,340."], "checks": [{"answer_number": 397.8}]}, outputs)
     call = outcome.record["turns"][0]["calls"][0]
     assert call["acting"] and call["asked"] and call["approved"] is False and not call["ran"]
     assert call["refused"] == "Denied" and outcome.record["stored"]["notes"] == []
