@@ -276,7 +276,7 @@ def test_the_persons_words_about_when_are_what_the_dialog_and_the_card_show(epis
     arguments = dialog.get_by_label("Arguments (JSON, you can edit them)")
     assert json.loads(arguments.input_value()) == {"text": "Water the plants", "due": "tomorrow at 9am"}
     dialog.get_by_role("button", name="Approve").click()
-    page.get_by_text("Added.").wait_for()
+    page.get_by_text("Added.", exact=True).wait_for()
     card = page.locator(".message.assistant").last.locator(".tool-card")
     note = card.locator(".tool-said-when")
     expect(note).to_be_visible()
